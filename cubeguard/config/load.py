@@ -1,0 +1,208 @@
+"""Load a release config from YAML: validate everything, report every problem at once.
+
+Each problem reads ``<key path> (<file> line N): <what to change>``; all are collected before one
+:class:`ConfigError` is raised (Pandera-style lazy reporting), so a user fixes a config in one go.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
+from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
+from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
+from cubeguard.errors import CubeguardError
+
+_PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "store"))
+
+
+class ConfigError(CubeguardError):
+    """A release config with one or more problems; ``problems`` lists them all."""
+
+    def __init__(self, file: Path, problems: list[str]) -> None:
+        self.file = file
+        self.problems = problems
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        super().__init__(f"{problems[0]}{more}")
+
+
+@dataclass(frozen=True)
+class Release:
+    """A validated release config with its classifications resolved into breakdowns."""
+
+    config: ReleaseConfig
+    path: Path
+    breakdowns: dict[str, Breakdown]
+    config_hash: str
+
+    def cube(self, cube_id: str) -> Any:
+        """The hypercube spec with this id."""
+        return next(c for c in self.config.hypercubes if c.id == cube_id)
+
+
+class _Problems:
+    def __init__(self, main: LocatedYaml) -> None:
+        self.main = main
+        self.files: dict[str, LocatedYaml] = {}  # variable name -> its classification file
+        self.items: list[str] = []
+
+    def add(self, path: KeyPath, message: str) -> None:
+        doc, local = self.main, path
+        if len(path) >= 2 and path[0] == "variables" and str(path[1]) in self.files:
+            doc, local = self.files[str(path[1])], path[2:]
+        line = doc.line_of(local)
+        where = f"{doc.file.name} line {line}" if line else doc.file.name
+        self.items.append(f"{_dotted(path)} ({where}): {message}")
+
+
+def _dotted(path: KeyPath) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def load_release(file: Path | str) -> Release:
+    """Read, validate and resolve a release config; raise :class:`ConfigError` listing every problem."""
+    file = Path(file).resolve()
+    main = load_yaml(file)
+    problems = _Problems(main)
+    if not isinstance(main.data, dict):
+        raise ConfigError(file, [f"(top level) ({file.name}): the config must be a YAML mapping of keys"])
+    data = _inline_variable_files(main.data, file.parent, problems)
+    _resolve_paths(data, file.parent)
+    _check_version(data, problems)
+    cfg = _validate_models(data, problems)
+    if cfg is None:
+        raise ConfigError(file, problems.items)
+    breakdowns = _resolve_breakdowns(cfg, problems)
+    _check_references(cfg, breakdowns, problems)
+    if problems.items:
+        raise ConfigError(file, problems.items)
+    digest = hashlib.sha256(json.dumps(cfg.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+    return Release(cfg, file, breakdowns, digest)
+
+
+def _inline_variable_files(data: dict[str, Any], base: Path, problems: _Problems) -> dict[str, Any]:
+    variables = data.get("variables")
+    if not isinstance(variables, dict):
+        return data
+    out = dict(variables)
+    for name, spec in variables.items():
+        if isinstance(spec, dict) and set(spec) == {"file"}:
+            try:
+                sub = load_yaml((base / str(spec["file"])).resolve())
+            except CubeguardError as exc:
+                problems.add(("variables", name, "file"), f"{exc}")
+                out.pop(name)
+                continue
+            problems.files[str(name)] = sub
+            out[name] = sub.data
+    return {**data, "variables": out}
+
+
+def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    for keys in _PATH_KEYS:
+        node: Any = data
+        for k in keys[:-1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get(keys[-1]), str):
+            node[keys[-1]] = str((base / node[keys[-1]]).resolve())
+
+
+def _check_version(data: dict[str, Any], problems: _Problems) -> None:
+    v = data.get("schema_version")
+    if v is not None and v != SCHEMA_VERSION:
+        problems.add(
+            ("schema_version",), f"this cubeguard reads schema_version {SCHEMA_VERSION}, not {v!r}; migrate the config"
+        )
+
+
+def _validate_models(data: dict[str, Any], problems: _Problems) -> ReleaseConfig | None:
+    try:
+        return ReleaseConfig.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+            problems.add(loc, _explain(err))
+        return None
+
+
+_UNION_TAGS = {"identity", "int", "float", "EnvSecret", "PrefectSecret", "list[str]", "list[int]", "VariableSpec"}
+
+
+def _explain(err: Any) -> str:
+    kind = err["type"]
+    if kind == "missing":
+        return "this required key is missing; add it"
+    if kind == "extra_forbidden":
+        return f"unknown key {err['loc'][-1]!r}; remove it or fix its spelling"
+    if kind == "literal_error" and err["loc"] and err["loc"][-1] == "schema_version":
+        return f"must be {SCHEMA_VERSION}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return msg[0].lower() + msg[1:] + ("" if msg.endswith(".") else "; change the value")
+
+
+def _resolve_breakdowns(cfg: ReleaseConfig, problems: _Problems) -> dict[str, Breakdown]:
+    out: dict[str, Breakdown] = {}
+    owner: dict[str, str] = {}
+    for name, spec in cfg.variables.items():
+        cls, found = build_classification(name, spec)
+        for path, msg in found:
+            problems.add(("variables", name, *path), msg)
+        if found:
+            continue
+        for bid, bspec in spec.breakdowns.items():
+            if bid in owner:
+                problems.add(
+                    ("variables", name, "breakdowns", bid),
+                    f"breakdown id {bid!r} is already defined by variable {owner[bid]}; rename one",
+                )
+                continue
+            try:
+                out[bid] = select_breakdown(bid, cls, bspec.depth, bspec.codes)
+                owner[bid] = name
+            except CubeguardError as exc:
+                problems.add(("variables", name, "breakdowns", bid), str(exc))
+    return out
+
+
+def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], problems: _Problems) -> None:
+    declared = {bid for spec in cfg.variables.values() for bid in spec.breakdowns}
+    ids: set[str] = set()
+    for k, cube in enumerate(cfg.hypercubes):
+        if cube.id in ids:
+            problems.add(("hypercubes", k, "id"), f"hypercube id {cube.id!r} is used twice; ids must be unique")
+        ids.add(cube.id)
+        if cube.population not in cfg.populations:
+            problems.add(("hypercubes", k, "population"), _unknown("population", cube.population, cfg.populations))
+        columns = []
+        for j, bid in enumerate(cube.breakdowns):
+            if bid not in breakdowns:
+                if bid not in declared:  # a declared but broken breakdown is reported at its variable
+                    problems.add(("hypercubes", k, "breakdowns", j), _unknown("breakdown", bid, declared))
+            else:
+                columns.append(breakdowns[bid].column)
+        dup = {c for c in columns if columns.count(c) > 1}
+        if dup:
+            problems.add(
+                ("hypercubes", k, "breakdowns"),
+                f"two breakdowns read column {sorted(dup)[0]!r}; a cube can use one level of a variable",
+            )
+    for k, step in enumerate(cfg.steps):
+        for j, cid in enumerate(step.cubes or []):
+            if cid not in ids:
+                problems.add(("steps", k, "cubes", j), _unknown("hypercube", cid, ids))
+
+
+def _unknown(what: str, name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, list(known), n=3)
+    hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(sorted(known)[:8])}"
+    return f"unknown {what} {name!r}; {hint}"

@@ -1,0 +1,182 @@
+"""The release config: frozen, validated models of the YAML a methodologist writes.
+
+A release config names the microdata, the variables with their hierarchical classifications, the
+populations, the hypercubes (EU programme: Regulation (EU) 2017/712 Annex I), the protection steps,
+the gate thresholds and the output store. ``cubeguard.config.load`` reads one from YAML and turns
+every validation error into ``<key path> (line N): <what to change>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cubeguard.config.secrets import SecretInt
+
+SCHEMA_VERSION = 1
+
+
+class Frozen(BaseModel):
+    """Base of every config model: immutable, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CodeSpec(Frozen):
+    """One code of a hierarchical classification (see docs/classification-format.md)."""
+
+    code: str = Field(min_length=1)
+    label: str = ""
+    parent: str | None = None
+    values: list[str] | list[int] | None = None
+    range: tuple[int, int] | None = None
+
+    @model_validator(mode="after")
+    def _one_value_form(self) -> CodeSpec:
+        if self.values is not None and self.range is not None:
+            raise ValueError("give either 'values' or 'range', not both")
+        if self.range is not None and self.range[0] > self.range[1]:
+            raise ValueError("'range' must be [low, high] with low <= high")
+        return self
+
+
+class BreakdownSpec(Frozen):
+    """A named selection of a variable's hierarchy: codes up to a depth, or an explicit list."""
+
+    depth: int | None = Field(default=None, ge=0)
+    codes: list[str] | None = None
+    label: str = ""
+
+    @model_validator(mode="after")
+    def _depth_or_codes(self) -> BreakdownSpec:
+        if self.depth is not None and self.codes is not None:
+            raise ValueError("give either 'depth' or 'codes', not both")
+        return self
+
+
+class VariableSpec(Frozen):
+    """A microdata column with its classification and the breakdowns derived from it."""
+
+    column: str
+    dtype: Literal["code", "integer"] = "code"
+    label: str = ""
+    note: str = ""
+    codes: list[CodeSpec] = Field(min_length=1)
+    breakdowns: dict[str, BreakdownSpec] = Field(min_length=1)
+
+
+class VariableFile(Frozen):
+    """A variable kept in its own classification file (path relative to the config)."""
+
+    file: Path
+
+
+class PopulationSpec(Frozen):
+    """Which records a hypercube counts: a filter on raw values, and persons or households."""
+
+    label: str = ""
+    unit: Literal["persons", "households"] = "persons"
+    where: dict[str, list[str] | list[int]] = Field(default_factory=dict)
+
+
+class HypercubeSpec(Frozen):
+    """One hypercube: its breakdowns (one dimension each) over a population."""
+
+    id: str = Field(min_length=1)
+    label: str = ""
+    group: int | None = None
+    population: str = "total"
+    breakdowns: list[str] = Field(min_length=1)
+    stand_in: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> HypercubeSpec:
+        seen = [b for i, b in enumerate(self.breakdowns) if b in self.breakdowns[:i]]
+        if seen:
+            raise ValueError(f"breakdown {seen[0]!r} is listed twice; list each breakdown once")
+        return self
+
+
+class SyntheticSpec(Frozen):
+    """Generate a synthetic census here when the microdata file does not exist yet."""
+
+    persons: int = Field(gt=0)
+    seed: int = 2021
+    geography: Literal["national", "two_regions"] = "national"
+
+
+class CsvSpec(Frozen):
+    """How to read CSV microdata."""
+
+    delimiter: str = Field(default=",", min_length=1, max_length=1)
+    header: bool = True
+    columns: list[str] | None = None
+    metadata: Path | None = None
+
+
+class RecordKeySpec(Frozen):
+    """Record keys: read from a column (``decimals`` for fixed-digit keys) or generated from a seed."""
+
+    column: str = "rkey"
+    decimals: int | None = Field(default=None, ge=1, le=18)
+    generate_seed: SecretInt | None = None
+
+
+class InputSpec(Frozen):
+    """The microdata and how to read it."""
+
+    microdata: Path
+    format: Literal["parquet", "csv", "tau"] = "parquet"
+    csv: CsvSpec | None = None
+    synthetic: SyntheticSpec | None = None
+    person_id: str | None = "pid"
+    household_id: str | None = "hid"
+    household_ref: str | None = "is_ref"
+    household_columns: list[str] = Field(default_factory=list)
+    record_key: RecordKeySpec = RecordKeySpec()
+
+
+class OutputSpec(Frozen):
+    """Where the release is written."""
+
+    store: Path
+    chunk_cells: int = Field(default=1_000_000, gt=0)
+
+
+class IdentityStep(Frozen):
+    """A step that publishes counts unchanged: the noise-free path that must be exact."""
+
+    method: Literal["identity"]
+    name: str = "identity"
+    cubes: list[str] | None = None
+
+
+StepSpec = Annotated[IdentityStep, Field(discriminator="method")]
+
+
+class GateSpec(Frozen):
+    """Thresholds the release is gated on."""
+
+    forbidden_values: list[int] = Field(default_factory=list)
+    max_small_cells_unchanged: float | None = Field(default=None, ge=0, le=1)
+    require_additivity: bool = False
+    max_hellinger: float | None = Field(default=None, ge=0, le=1)
+    max_mean_absolute_deviation: float | None = Field(default=None, ge=0)
+
+
+class ReleaseConfig(Frozen):
+    """A whole release: input, classifications, hypercubes, steps, gates, output."""
+
+    schema_version: Literal[1]
+    name: str = Field(min_length=1)
+    description: str = ""
+    input: InputSpec
+    variables: dict[str, VariableSpec] = Field(min_length=1)
+    populations: dict[str, PopulationSpec] = Field(default_factory=lambda: {"total": PopulationSpec()})
+    hypercubes: list[HypercubeSpec] = Field(min_length=1)
+    steps: list[StepSpec] = Field(default_factory=list)
+    gates: GateSpec = GateSpec()
+    output: OutputSpec

@@ -1,0 +1,77 @@
+"""Generate the config reference (Markdown) and the JSON Schema from the pydantic models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cubeguard.config.models import ReleaseConfig
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a release config (editors use it to check YAML while it is written)."""
+    schema = ReleaseConfig.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "cubeguard release config"
+    return schema
+
+
+def markdown() -> str:
+    """A Markdown reference: one section per model, one row per key."""
+    schema = json_schema()
+    defs = schema.get("$defs", {})
+    parts = [
+        "# Release config reference",
+        "",
+        "Generated from the pydantic models by `cubeguard schema`; do not edit by hand.",
+        "JSON Schema: [release-config.schema.json](release-config.schema.json). Variables may also be",
+        "given as `{file: path}` pointing to a classification file ([format](classification-format.md)).",
+        "",
+    ]
+    for name, model in [("ReleaseConfig", schema), *sorted(defs.items())]:
+        parts += [
+            f"## {name}",
+            "",
+            (model.get("description") or "").strip(),
+            "",
+            "| key | type | required | default | description |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        required = set(model.get("required", []))
+        for key, prop in model.get("properties", {}).items():
+            default = json.dumps(prop["default"]) if "default" in prop else ""
+            parts.append(
+                f"| `{key}` | {_type(prop)} | {'yes' if key in required else ''} | {default} | "
+                f"{prop.get('description', '')} |"
+            )
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _type(prop: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return prop["$ref"].split("/")[-1]
+    if "anyOf" in prop:
+        return " or ".join(_type(p) for p in prop["anyOf"])
+    if "oneOf" in prop:
+        return " or ".join(_type(p) for p in prop["oneOf"])
+    if prop.get("type") == "array":
+        return f"list of {_type(prop.get('items', {}))}"
+    if prop.get("type") == "object":
+        extra = prop.get("additionalProperties")
+        return f"map of {_type(extra)}" if isinstance(extra, dict) else "map"
+    if "const" in prop:
+        return f"`{prop['const']}`"
+    if "enum" in prop:
+        return " / ".join(f"`{e}`" for e in prop["enum"])
+    return str(prop.get("type", "any"))
+
+
+def write_reference(schema_file: Path) -> Path:
+    """Write the JSON Schema to ``schema_file`` and the Markdown reference beside it."""
+    schema_file.parent.mkdir(parents=True, exist_ok=True)
+    schema_file.write_text(json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
+    md = schema_file.parent / "config-reference.md"
+    md.write_text(markdown() + "\n", encoding="utf-8")
+    return md

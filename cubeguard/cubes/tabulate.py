@@ -1,0 +1,155 @@
+"""Tabulation: many hypercubes from one streaming pass over the microdata.
+
+Each batch of records is encoded once per breakdown, then a single numba kernel adds every record
+to the bottom cells of every cube (``count`` and the exact ``key_sum`` of record keys; see
+``cubeguard.microdata.keys``). Totals and subtotals come from the bottom cells afterwards
+(``cubeguard.cubes.margins``), never from re-reading. Accumulators of separate passes (threads,
+Dask partitions) merge by addition, so the result does not depend on how the records are split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import xarray as xr
+
+from cubeguard.config.load import Release
+from cubeguard.config.models import PopulationSpec
+from cubeguard.cubes.encode import column_positions, population_mask
+from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.cubes.kernels import scatter_cubes
+from cubeguard.cubes.margins import expand_all
+from cubeguard.cubes.model import make_cube
+from cubeguard.errors import CubeguardError
+from cubeguard.microdata.keys import KeyScale
+
+
+@dataclass(frozen=True)
+class CubePlan:
+    """What to tabulate for one hypercube."""
+
+    cube_id: str
+    breakdowns: tuple[Breakdown, ...]
+    population: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Bottom-cell shape of the cube."""
+        return tuple(b.n_bottom for b in self.breakdowns)
+
+
+def plans_for(release: Release, cube_ids: Iterable[str] | None = None) -> list[CubePlan]:
+    """Cube plans for the release's hypercubes (all, or the listed ones)."""
+    wanted = set(cube_ids) if cube_ids is not None else None
+    return [
+        CubePlan(c.id, tuple(release.breakdowns[b] for b in c.breakdowns), c.population)
+        for c in release.config.hypercubes
+        if wanted is None or c.id in wanted
+    ]
+
+
+class Tabulator:
+    """Accumulates the bottom cells of many cubes over record batches."""
+
+    def __init__(
+        self,
+        plans: list[CubePlan],
+        populations: dict[str, PopulationSpec],
+        key_scale: KeyScale,
+        key_column: str,
+        household_ref: str | None,
+    ) -> None:
+        self.plans = plans
+        self.populations = populations
+        self.key_scale = key_scale
+        self.key_column = key_column
+        self.household_ref = household_ref
+        self.breakdowns = sorted({b.id: b for p in plans for b in p.breakdowns}.values(), key=lambda b: b.id)
+        row = {b.id: k for k, b in enumerate(self.breakdowns)}
+        self.pop_names = sorted({p.population for p in plans})
+        max_dims = max(len(p.breakdowns) for p in plans)
+        self.cube_dims = np.full((len(plans), max_dims), -1, dtype=np.int32)
+        self.strides = np.zeros((len(plans), max_dims), dtype=np.int64)
+        sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in plans]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        for c, plan in enumerate(plans):
+            for d, bd in enumerate(plan.breakdowns):
+                self.cube_dims[c, d] = row[bd.id]
+                self.strides[c, d] = int(np.prod(plan.shape[d + 1 :], dtype=np.int64))
+        self.cube_pop = np.array([self.pop_names.index(p.population) for p in plans], dtype=np.int32)
+        self.counts = np.zeros(int(sum(sizes)), dtype=np.int64)
+        self.key_sums = np.zeros(int(sum(sizes)), dtype=np.uint64)
+        self.bad = np.zeros(len(plans), dtype=np.int64)
+        self.records = 0
+
+    @property
+    def columns(self) -> list[str]:
+        """Microdata columns a batch must contain."""
+        cols = {b.column for b in self.breakdowns} | {self.key_column}
+        for name in self.pop_names:
+            cols |= set(self.populations[name].where)
+            if self.populations[name].unit == "households" and self.household_ref:
+                cols.add(self.household_ref)
+        return sorted(cols)
+
+    def add_batch(self, batch: pa.RecordBatch) -> None:
+        """Add one batch of records to every cube."""
+        n = batch.num_rows
+        if n == 0:
+            return
+        codes = np.empty((len(self.breakdowns), n), dtype=np.int32)
+        for k, bd in enumerate(self.breakdowns):
+            codes[k] = column_positions(batch.column(bd.column), bd)
+        masks = np.empty((len(self.pop_names), n), dtype=np.bool_)
+        for k, name in enumerate(self.pop_names):
+            pop = self.populations[name]
+            ref = self.household_ref if pop.unit == "households" else None
+            masks[k] = population_mask(batch, pop.where, ref)
+        keys = self.key_scale.to_fixed(batch.column(self.key_column).to_numpy(zero_copy_only=False))
+        scatter_cubes(
+            codes,
+            self.cube_dims,
+            self.strides,
+            self.offsets,
+            self.cube_pop,
+            masks,
+            keys,
+            self.counts,
+            self.key_sums,
+            self.bad,
+        )
+        self.records += n
+
+    def merge(self, other: Tabulator) -> None:
+        """Add another tabulator's accumulators (same plans) into this one."""
+        self.counts += other.counts
+        self.key_sums += other.key_sums
+        self.bad += other.bad
+        self.records += other.records
+
+    def bottom(self, c: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """Bottom-cell counts and key sums of cube number ``c``."""
+        plan = self.plans[c]
+        start = int(self.offsets[c])
+        size = int(np.prod(plan.shape, dtype=np.int64))
+        return (
+            self.counts[start : start + size].reshape(plan.shape),
+            self.key_sums[start : start + size].reshape(plan.shape),
+        )
+
+    def cube(self, c: int, attrs: dict[str, object]) -> xr.Dataset:
+        """The full cube number ``c`` with every total and subtotal."""
+        if self.bad[c]:
+            plan = self.plans[c]
+            raise CubeguardError(
+                f"cube {plan.cube_id}: {self.bad[c]} record(s) have codes outside the classification; validate the microdata first"
+            )
+        counts, key_sums = self.bottom(c)
+        bds = list(self.plans[c].breakdowns)
+        return make_cube(
+            bds, expand_all(counts, bds), expand_all(key_sums, bds), {**attrs, "key_scale": self.key_scale.label}
+        )

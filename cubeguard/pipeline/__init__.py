@@ -1,0 +1,1 @@
+"""Core release steps as plain functions over paths and small summaries (wrapped by ``tasks``)."""

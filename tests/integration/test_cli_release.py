@@ -1,0 +1,78 @@
+"""The CLI as a user runs it: a real Prefect flow run in a subprocess, then export and inspect."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cubeguard.cubes.store import list_cubes, open_cube
+from tests.conftest import tiny_microdata
+
+pytestmark = pytest.mark.prefect
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PREFECT_HOME": str(cwd / ".prefect"), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "cubeguard.cli.main", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
+    run = cli("release", str(tiny_release), cwd=tiny_release.parent)
+    assert run.returncode == 0, run.stderr
+    assert "3 cubes" in run.stdout and "Traceback" not in run.stderr
+    store = tiny_release.parent / "out" / "cubes.zarr"
+    assert list_cubes(store) == ["c1", "c2", "hh"]
+    c1 = open_cube(store, "c1")
+    assert int(c1["count"].sel({"GEO.2": "0", "SEX": "0", "AGE.M": "T"})) == len(tiny_microdata())
+    hh = open_cube(store, "hh")
+    assert int(hh["count"].sel({"GEO.2": "0"})) == 3000  # one reference person per household
+
+    for fmt, name in (("csv", "c1.csv"), ("parquet", "c1.parquet"), ("sdmx-csv", "c1.sdmx.csv")):
+        out = tiny_release.parent / name
+        exp = cli("export", str(store), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=tiny_release.parent)
+        assert exp.returncode == 0, exp.stderr
+        flat = pd.read_parquet(out) if fmt == "parquet" else pd.read_csv(out, dtype=str)
+        assert len(flat) == c1["count"].size
+    sdmx = pd.read_csv(tiny_release.parent / "c1.sdmx.csv", dtype=str)
+    assert list(sdmx.columns) == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
+    assert "key_sum" not in pd.read_parquet(tiny_release.parent / "c1.parquet").columns
+
+    shown = cli("inspect", str(store), cwd=tiny_release.parent)
+    assert shown.returncode == 0 and "GEO.2 x SEX x AGE.M" in shown.stdout
+
+
+def test_bad_input_exits_2_with_one_sentence_and_writes_nothing(tiny_release: Path) -> None:
+    df = tiny_microdata()
+    df["sex"] = df["sex"].astype(str)
+    df.loc[3, "sex"] = "X"
+    df.to_parquet(tiny_release.parent / "data" / "persons.parquet")
+    run = cli("release", str(tiny_release), cwd=tiny_release.parent)
+    assert run.returncode == 2
+    assert "microdata failed validation" in run.stderr and "Traceback" not in run.stderr + run.stdout
+    assert not (tiny_release.parent / "out" / "cubes.zarr").exists()
+    assert (tiny_release.parent / "out" / "cubes.zarr.validation.json").exists()
+
+
+def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:
+    text = tiny_release.read_text().replace("[GEO.1, AGE.L]", "[GEO.1, AGE.Q]")
+    tiny_release.write_text(text)
+    run = cli("validate", str(tiny_release), cwd=tiny_release.parent)
+    assert run.returncode == 2
+    assert "has 1 problem(s)" in run.stderr and "unknown breakdown 'AGE.Q'" in run.stderr
+
+
+def test_export_of_unknown_cube_is_one_sentence(tmp_path: Path) -> None:
+    run = cli("export", str(tmp_path / "nothing.zarr"), "--cube", "x", cwd=tmp_path)
+    assert run.returncode == 2 and "does not exist" in run.stderr and "Traceback" not in run.stderr

@@ -1,0 +1,77 @@
+"""Tabulation invariants over random hierarchies and microdata (Hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.hierarchies import breakdown_of, classifications, random_microdata, tabulate_frame
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+@SETTINGS
+@given(
+    a=classifications("A"),
+    b=classifications("B"),
+    n=st.integers(0, 400),
+    seed=st.integers(0, 2**31),
+    depth=st.integers(0, 3),
+)
+def test_every_margin_is_the_sum_of_its_children(a, b, n, seed, depth) -> None:
+    bds = [breakdown_of(a, "A", depth), breakdown_of(b, "B")]
+    tab = tabulate_frame(bds, random_microdata(bds, n, seed), batch=97)
+    cube = tab.cube(0, {"cube_id": "x"})
+    for bd in bds:
+        counts = cube["count"]
+        keys = cube["key_sum"]
+        for code, _parent in zip(bd.codes, bd.parents, strict=True):
+            kids = [c for c, p in zip(bd.codes, bd.parents, strict=True) if p == code]
+            if not kids:
+                continue
+            np.testing.assert_array_equal(counts.sel({bd.id: code}).values, counts.sel({bd.id: kids}).sum(bd.id).values)
+            summed = keys.sel({bd.id: kids}).values.sum(axis=counts.dims.index(bd.id), dtype=np.uint64)
+            np.testing.assert_array_equal(keys.sel({bd.id: code}).values, summed)
+    assert int(cube["count"].values.flat[0]) == n  # the grand total comes first in pre-order
+
+
+@SETTINGS
+@given(a=classifications("A"), b=classifications("B"), n=st.integers(1, 400), seed=st.integers(0, 2**31))
+def test_bottom_cells_equal_a_pandas_groupby(a, b, n, seed) -> None:
+    bds = [breakdown_of(a, "A", 1), breakdown_of(b, "B")]
+    frame = random_microdata(bds, n, seed)
+    tab = tabulate_frame(bds, frame, batch=50)
+    counts, _ = tab.bottom(0)
+    # Map each leaf code to its bottom code (its ancestor at the breakdown's bottom level).
+    mapped = {}
+    for bd in bds:
+        c = bd.classification
+        bottom = bd.bottom_codes
+        mapped[bd.column] = frame[bd.column].map(
+            {c.codes[i]: bottom[bd.leaf_bottom[i]] for i in range(len(c.codes)) if bd.leaf_bottom[i] >= 0}
+        )
+    expected = pd.DataFrame(mapped).value_counts()
+    got = {
+        (bds[0].bottom_codes[i], bds[1].bottom_codes[j]): counts[i, j] for i, j in zip(*np.nonzero(counts), strict=True)
+    }
+    assert got == {k: v for k, v in expected.items()}
+
+
+@SETTINGS
+@given(
+    a=classifications("A"),
+    b=classifications("B"),
+    n=st.integers(1, 400),
+    seed=st.integers(0, 2**31),
+    batch=st.integers(1, 200),
+)
+def test_key_sums_do_not_depend_on_record_order_or_chunking(a, b, n, seed, batch) -> None:
+    bds = [breakdown_of(a, "A"), breakdown_of(b, "B", 1)]
+    frame = random_microdata(bds, n, seed)
+    reference = tabulate_frame(bds, frame, batch=n)
+    shuffled = frame.sample(frac=1.0, random_state=seed % 1000).reset_index(drop=True)
+    other = tabulate_frame(bds, shuffled, batch=batch)
+    np.testing.assert_array_equal(reference.key_sums, other.key_sums)
+    np.testing.assert_array_equal(reference.counts, other.counts)
