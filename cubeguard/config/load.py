@@ -15,12 +15,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
+from cubeguard.config.models import SCHEMA_VERSION, HrcCodes, ReleaseConfig
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.errors import CubeguardError
 
 _PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "store"))
+_NO_CODES: list[dict[str, Any]] = []
 
 
 class ConfigError(CubeguardError):
@@ -96,16 +97,39 @@ def _inline_variable_files(data: dict[str, Any], base: Path, problems: _Problems
         return data
     out = dict(variables)
     for name, spec in variables.items():
+        folder = base
         if isinstance(spec, dict) and set(spec) == {"file"}:
+            path = (base / str(spec["file"])).resolve()
             try:
-                sub = load_yaml((base / str(spec["file"])).resolve())
+                sub = load_yaml(path)
             except CubeguardError as exc:
                 problems.add(("variables", name, "file"), f"{exc}")
                 out.pop(name)
                 continue
             problems.files[str(name)] = sub
-            out[name] = sub.data
+            out[name] = spec = sub.data
+            folder = path.parent
+        if isinstance(spec, dict) and isinstance(spec.get("codes"), dict) and "hrc" in spec["codes"]:
+            out[name] = {**spec, "codes": _hrc_codes(spec["codes"], folder, ("variables", name, "codes"), problems)}
     return {**data, "variables": out}
+
+
+def _hrc_codes(ref: dict[str, Any], base: Path, where: KeyPath, problems: _Problems) -> list[dict[str, Any]]:
+    """Expand ``{hrc: file, total: ..., lead: ...}`` into a code list (leaf values unpadded)."""
+    from cubeguard.io.hrc import hrc_leaves, read_hrc
+
+    try:
+        spec = HrcCodes.model_validate(ref)
+        codes = read_hrc(base / spec.hrc, lead=spec.lead, total_code=spec.total, strip=False)
+    except (CubeguardError, ValidationError) as exc:
+        problems.add(where, f"{exc}".splitlines()[0])
+        return _NO_CODES
+    leaves = set(hrc_leaves(codes))
+    return [
+        {"code": c.code, "label": c.code.strip(), "parent": c.parent}
+        | ({"values": [c.code.strip()]} if c.code in leaves else {})
+        for c in codes
+    ]
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:

@@ -56,6 +56,18 @@ class BreakdownSpec(Frozen):
         return self
 
 
+class HrcCodes(Frozen):
+    """A code list read from a tau-ARGUS hierarchy file (``.hrc``), path relative to the config.
+
+    Codes keep the file's spelling; a leaf matches the raw value with its padding stripped, as
+    tau-ARGUS right-justifies data codes to the column width before matching.
+    """
+
+    hrc: Path
+    total: str = "Total"
+    lead: str = "@"
+
+
 class VariableSpec(Frozen):
     """A microdata column with its classification and the breakdowns derived from it."""
 
@@ -63,7 +75,7 @@ class VariableSpec(Frozen):
     dtype: Literal["code", "integer"] = "code"
     label: str = ""
     note: str = ""
-    codes: list[CodeSpec] = Field(min_length=1)
+    codes: list[CodeSpec] = Field(min_length=1, description="Hierarchical code list, or {hrc: file}.")
     breakdowns: dict[str, BreakdownSpec] = Field(min_length=1)
 
 
@@ -109,12 +121,13 @@ class SyntheticSpec(Frozen):
 
 
 class CsvSpec(Frozen):
-    """How to read CSV microdata."""
+    """How to read CSV microdata: delimiter, header, column names (or a tau-ARGUS .rda), numeric columns."""
 
     delimiter: str = Field(default=",", min_length=1, max_length=1)
     header: bool = True
     columns: list[str] | None = None
     metadata: Path | None = None
+    numeric: list[str] = Field(default_factory=list)
 
 
 class RecordKeySpec(Frozen):
