@@ -47,7 +47,7 @@ def raw() -> pd.DataFrame:
 
 
 def test_course_table_sex_x_coc_x_nuts3_matches_a_crosstab(tabulated, raw) -> None:
-    release, tab = tabulated
+    _release, tab = tabulated
     c = [p.cube_id for p in tab.plans].index("course-1")
     cube = tab.cube(c, {"cube_id": "course-1"})
     assert cube["count"].sizes == {"SEX": 3, "COC.M": 11, "NUTS3": 48}
@@ -61,7 +61,7 @@ def test_course_table_sex_x_coc_x_nuts3_matches_a_crosstab(tabulated, raw) -> No
 
 
 def test_eight_digit_keys_give_exact_decimal_cell_keys(tabulated, raw) -> None:
-    release, tab = tabulated
+    _release, tab = tabulated
     c = [p.cube_id for p in tab.plans].index("course-1")
     cube = tab.cube(c, {"cube_id": "course-1"})
     from cubeguard.microdata.keys import KeyScale
