@@ -9,9 +9,11 @@ from prefect import task
 
 from cubeguard.config import load_release
 from cubeguard.pipeline.inputs import ensure_microdata
+from cubeguard.pipeline.protection import protect_release
 from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
 from schemas.validate import validate_microdata
 from tasks.progress import report
+from tasks.secrets import read_prefect_secret
 
 
 @task(name="prepare-input")
@@ -21,15 +23,34 @@ def prepare_input(config_path: str) -> dict[str, Any]:
 
 
 @task(name="validate")
-def validate(config_path: str, report_file: str) -> dict[str, Any]:
+def validate(config_path: str) -> dict[str, Any]:
     """Validate the microdata; raises MicrodataInvalid (nothing written) on bad input."""
-    rep = validate_microdata(load_release(config_path), Path(report_file), progress=lambda n: report("validate", n))
+    release = load_release(config_path)
+    rep = validate_microdata(release, release.config.output.validation_report, progress=lambda n: report("validate", n))
     return {"records": rep.records}
 
 
 @task(name="tabulate")
-def tabulate(config_path: str, store: str) -> list[dict[str, object]]:
-    """Tabulate every hypercube in one pass and write the Zarr store."""
+def tabulate(config_path: str) -> list[dict[str, object]]:
+    """Tabulate every hypercube in one pass and write the original (internal) Zarr store."""
     release = load_release(config_path)
     tab = tabulate_release(release, progress=report)
-    return [s.as_dict() for s in write_tabulation(release, tab, Path(store), progress=report)]
+    store = release.config.output.original_store
+    return [s.as_dict() for s in write_tabulation(release, tab, store, progress=report)]
+
+
+@task(name="protect")
+def protect(config_path: str) -> list[dict[str, object]]:
+    """Apply the post-tabular steps to every cube; write the protected store."""
+    release = load_release(config_path)
+    out = release.config.output
+    return [
+        s.as_dict()
+        for s in protect_release(release, out.original_store, out.protected_store, read_prefect_secret, progress=report)
+    ]
+
+
+def store_paths(config_path: str) -> dict[str, str]:
+    """Where a release's stores live (small, for the flow's result)."""
+    out = load_release(config_path).config.output
+    return {"original": str(Path(out.original_store)), "protected": str(Path(out.protected_store))}

@@ -51,7 +51,9 @@ hypercubes:
   - {id: c1, breakdowns: [GEO.2, SEX, AGE.M]}
   - {id: c2, breakdowns: [GEO.1, AGE.L]}
   - {id: hh, population: households, breakdowns: [GEO.2]}
-output: {store: out/cubes.zarr}
+steps:
+  - {method: cell_key, D: 5, V: 3, js: 2}
+output: {folder: out}
 """
 
 

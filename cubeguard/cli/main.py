@@ -44,10 +44,9 @@ def validate(config: Path) -> None:
     from schemas.validate import validate_microdata
 
     release = load_release(config)
-    store = release.config.output.store
     with StageBars({"validate": count_records(release.config.input)}) as bars:
         rep = validate_microdata(
-            release, store.parent / f"{store.name}.validation.json", progress=lambda n: bars.update("validate", n)
+            release, release.config.output.validation_report, progress=lambda n: bars.update("validate", n)
         )
     out.print(f"[green]Valid:[/] {rep.records:,} records pass every rule.")
 
@@ -67,7 +66,15 @@ def release(config: Path) -> None:
     from tasks.progress import set_sink
 
     t0 = time.perf_counter()
-    with StageBars({"synth": n, "validate": n, "tabulate": n, "write": len(rel.config.hypercubes)}) as bars:
+    with StageBars(
+        {
+            "synth": n,
+            "validate": n,
+            "tabulate": n,
+            "write": len(rel.config.hypercubes),
+            "protect": len(rel.config.hypercubes),
+        }
+    ) as bars:
         set_sink(bars.update)
         try:
             result = release_flow(str(config.resolve()))
@@ -77,23 +84,54 @@ def release(config: Path) -> None:
 
 
 def _print_summary(result: dict, seconds: float) -> None:  # type: ignore[type-arg]
-    table = Table(title=f"Release written to {result['store']}")
-    for col in ("cube", "dims", "cells", "bottom cells", "total", "zero share"):
-        table.add_column(col, justify="right" if col != "cube" else "left")
+    """One row per cube: size, sparsity, and what protection changed."""
+    table = Table(title=f"Release written to {result['stores']['protected']}")
+    cols = ("cube", "dims", "cells", "total", "zero share", "steps", "changed", "published 1-2")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("cube", "steps") else "right")
+    protection = {p["cube_id"]: p for p in result["protection"]}
     for c in result["cubes"]:
+        p = protection[c["cube_id"]]
         table.add_row(
             c["cube_id"],
             str(c["dims"]),
             f"{c['cells']:,}",
-            f"{c['bottom_cells']:,}",
             f"{c['total']:,}",
             f"{c['zero_share']:.1%}",
+            ", ".join(p["steps"]) or "-",
+            f"{p['changed_share']:.1%}",
+            f"{p['small_published']:,}",
         )
     out.print(table)
     cells = sum(c["cells"] for c in result["cubes"])
-    out.print(
-        f"{len(result['cubes'])} cubes, {cells:,} cells from {result['validation']['records']:,} records in {seconds:.1f} s."
-    )
+    records = result["validation"]["records"]
+    out.print(f"{len(result['cubes'])} cubes, {cells:,} cells from {records:,} records in {seconds:.1f} s.")
+
+
+@app.command()
+@user_errors
+def ptable(
+    D: int = typer.Option(..., "--D", help="Maximum absolute noise."),
+    V: float = typer.Option(..., "--V", help="Noise variance."),
+    js: int = typer.Option(0, "--js", help="No perturbed values in 1..js."),
+    pstay: float = typer.Option(None, "--pstay", help="Lower bound of the probability of no change."),
+    optim: int = typer.Option(1, "--optim", help="1: variance as inequality, 4: as equality."),
+    mono: bool = typer.Option(True, "--mono", help="Monotony constraints."),
+    out_file: Path = typer.Option(..., "--out", help="CSV with ptable's columns i, j, p, v, p_int_lb, p_int_ub, type."),
+    plot: Path = typer.Option(None, "--plot", help="Also draw the noise distributions to this PNG."),
+) -> None:
+    """Build a maximum-entropy p-table for the cell key method (as R ptable's create_cnt_ptable)."""
+    from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+
+    table = create_cnt_ptable(PTableParams(D=D, V=V, js=js, pstay=pstay, optim=optim, mono=mono))  # type: ignore[arg-type]
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    table.to_frame().to_csv(out_file, index=False)
+    out.print(f"[green]Wrote[/] {out_file} ({table.i.size} rows)")
+    if plot is not None:
+        from cubeguard.ckm.ptable_plot import plot_ptable
+
+        plot_ptable(table, plot)
+        out.print(f"[green]Wrote[/] {plot}")
 
 
 class ExportFormat(StrEnum):

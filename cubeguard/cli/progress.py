@@ -9,6 +9,7 @@ _LABELS = {
     "validate": "Validating microdata",
     "tabulate": "Tabulating hypercubes",
     "write": "Writing cubes to Zarr",
+    "protect": "Protecting cubes",
 }
 
 

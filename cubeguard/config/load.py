@@ -20,7 +20,7 @@ from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.errors import CubeguardError
 
-_PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "store"))
+_PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "folder"))
 _NO_CODES: list[dict[str, Any]] = []
 
 
@@ -133,6 +133,10 @@ def _hrc_codes(ref: dict[str, Any], base: Path, where: KeyPath, problems: _Probl
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    steps = data.get("steps")
+    for step in steps if isinstance(steps, list) else []:
+        if isinstance(step, dict) and isinstance(step.get("ptable_file"), str):
+            step["ptable_file"] = str((base / step["ptable_file"]).resolve())
     for keys in _PATH_KEYS:
         node: Any = data
         for k in keys[:-1]:
@@ -159,7 +163,17 @@ def _validate_models(data: dict[str, Any], problems: _Problems) -> ReleaseConfig
         return None
 
 
-_UNION_TAGS = {"identity", "int", "float", "EnvSecret", "PrefectSecret", "list[str]", "list[int]", "VariableSpec"}
+_UNION_TAGS = {
+    "identity",
+    "cell_key",
+    "int",
+    "float",
+    "EnvSecret",
+    "PrefectSecret",
+    "list[str]",
+    "list[int]",
+    "VariableSpec",
+}
 
 
 def _explain(err: Any) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cubeguard.config.secrets import SecretInt
+from cubeguard.config.secrets import SecretInt, SecretNumber
 
 SCHEMA_VERSION = 1
 
@@ -153,10 +153,25 @@ class InputSpec(Frozen):
 
 
 class OutputSpec(Frozen):
-    """Where the release is written."""
+    """Where the release is written: a folder holding the original and protected Zarr stores."""
 
-    store: Path
+    folder: Path
     chunk_cells: int = Field(default=1_000_000, gt=0)
+
+    @property
+    def original_store(self) -> Path:
+        """Tabulated (unprotected, internal) cubes."""
+        return self.folder / "original.zarr"
+
+    @property
+    def protected_store(self) -> Path:
+        """Cubes after every protection step (published counts plus internal noise)."""
+        return self.folder / "protected.zarr"
+
+    @property
+    def validation_report(self) -> Path:
+        """Full report of the last microdata validation."""
+        return self.folder / "validation.json"
 
 
 class IdentityStep(Frozen):
@@ -167,7 +182,34 @@ class IdentityStep(Frozen):
     cubes: list[str] | None = None
 
 
-StepSpec = Annotated[IdentityStep, Field(discriminator="method")]
+class CellKeyStep(Frozen):
+    """Cell key method (seed 001; Handbook on SDC v2 5.4) with a maximum-entropy p-table.
+
+    The p-table comes from its parameters (D, V, js, pstay, optim, mono as R ptable), which may be
+    secret references, or from a p-table file (ptable CSV or tau-ARGUS ``i;j;p;v;p_int_ub``).
+    """
+
+    method: Literal["cell_key"]
+    name: str = "cell_key"
+    cubes: list[str] | None = None
+    D: SecretInt | None = None
+    V: SecretNumber | None = None
+    js: int = Field(default=0, ge=0)
+    pstay: SecretNumber | None = None
+    optim: Literal[1, 4] = 1
+    mono: bool = True
+    ptable_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _params_or_file(self) -> CellKeyStep:
+        if self.ptable_file is None and (self.D is None or self.V is None):
+            raise ValueError("give the p-table parameters D and V, or a ptable_file")
+        if self.ptable_file is not None and (self.D is not None or self.V is not None):
+            raise ValueError("give either D and V or a ptable_file, not both")
+        return self
+
+
+StepSpec = Annotated[IdentityStep | CellKeyStep, Field(discriminator="method")]
 
 
 class GateSpec(Frozen):

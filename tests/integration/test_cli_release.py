@@ -32,12 +32,18 @@ def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
     run = cli("release", str(tiny_release), cwd=tiny_release.parent)
     assert run.returncode == 0, run.stderr
     assert "3 cubes" in run.stdout and "Traceback" not in run.stderr
-    store = tiny_release.parent / "out" / "cubes.zarr"
-    assert list_cubes(store) == ["c1", "c2", "hh"]
-    c1 = open_cube(store, "c1")
+    original = tiny_release.parent / "out" / "original.zarr"
+    store = tiny_release.parent / "out" / "protected.zarr"
+    assert list_cubes(original) == list_cubes(store) == ["c1", "c2", "hh"]
+    c1 = open_cube(original, "c1")
     assert int(c1["count"].sel({"GEO.2": "0", "SEX": "0", "AGE.M": "T"})) == len(tiny_microdata())
-    hh = open_cube(store, "hh")
+    hh = open_cube(original, "hh")
     assert int(hh["count"].sel({"GEO.2": "0"})) == 3000  # one reference person per household
+    p1 = open_cube(store, "c1").load()
+    assert "key_sum" not in p1 and p1.attrs["steps"] == ["cell_key"]
+    assert ((p1["count"] - c1["count"]) == p1["noise"]).all()
+    assert not p1["count"].isin([1, 2]).any()  # js = 2
+    assert (p1["count"].where(c1["count"] == 0, 0) == 0).all()  # zeros stay zeros
 
     for fmt, name in (("csv", "c1.csv"), ("parquet", "c1.parquet"), ("sdmx-csv", "c1.sdmx.csv")):
         out = tiny_release.parent / name
@@ -61,8 +67,9 @@ def test_bad_input_exits_2_with_one_sentence_and_writes_nothing(tiny_release: Pa
     run = cli("release", str(tiny_release), cwd=tiny_release.parent)
     assert run.returncode == 2
     assert "microdata failed validation" in run.stderr and "Traceback" not in run.stderr + run.stdout
-    assert not (tiny_release.parent / "out" / "cubes.zarr").exists()
-    assert (tiny_release.parent / "out" / "cubes.zarr.validation.json").exists()
+    assert not (tiny_release.parent / "out" / "original.zarr").exists()
+    assert not (tiny_release.parent / "out" / "protected.zarr").exists()
+    assert (tiny_release.parent / "out" / "validation.json").exists()
 
 
 def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:

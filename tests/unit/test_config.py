@@ -49,7 +49,7 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
 
 
 def test_missing_required_key(tmp_path: Path) -> None:
-    (p,) = _problems(tmp_path, TINY_CONFIG.replace("output: {store: out/cubes.zarr}\n", ""))
+    (p,) = _problems(tmp_path, TINY_CONFIG.replace("output: {folder: out}\n", ""))
     assert p == "output (c.yaml line 1): this required key is missing; add it"
 
 
