@@ -88,6 +88,7 @@ def write_tabulation(
             "config_hash": release.config_hash,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "hierarchies": {b.id: _hierarchy_version(b) for b in plan.breakdowns},
+            "variables": {b.id: b.classification.variable for b in plan.breakdowns},
         }
         cube = tab.cube(c, attrs)
         write_cube(store, cube, release.config.output.chunk_cells)
