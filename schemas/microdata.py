@@ -22,11 +22,12 @@ def leaf_values(release: Release, variable: str) -> list[str] | list[int]:
 def microdata_schema(release: Release) -> pa.DataFrameSchema:
     """A lazily-checked schema over one batch of the release's microdata."""
     cfg = release.config
-    columns: dict[str, pa.Column] = {}
-    for name, var in cfg.variables.items():
+    checks: dict[str, list[pa.Check]] = {}
+    for name, var in cfg.variables.items():  # several variables may classify one column
         allowed = leaf_values(release, name)
         check = pa.Check.isin(allowed, name=f"in classification {name}", error=f"value not a leaf code of {name}")
-        columns[var.column] = pa.Column(None, checks=[check], nullable=False, required=True, coerce=False)
+        checks.setdefault(var.column, []).append(check)
+    columns = {col: pa.Column(None, checks=cs, nullable=False, required=True, coerce=False) for col, cs in checks.items()}
     key = cfg.input.record_key
     if key.generate_seed is None:
         columns[key.column] = pa.Column(

@@ -86,9 +86,9 @@ def release(config: Path) -> None:
 def _print_summary(result: dict, seconds: float) -> None:  # type: ignore[type-arg]
     """One row per cube: size, sparsity, and what protection changed."""
     table = Table(title=f"Release written to {result['stores']['protected']}")
-    cols = ("cube", "dims", "cells", "total", "zero share", "steps", "changed", "published 1-2")
+    cols = ("cube", "dims", "cells", "total", "zeros", "steps", "changed", "1s+2s")
     for col in cols:
-        table.add_column(col, justify="left" if col in ("cube", "steps") else "right")
+        table.add_column(col, justify="left" if col in ("cube", "steps") else "right", no_wrap=True)
     protection = {p["cube_id"]: p for p in result["protection"]}
     for c in result["cubes"]:
         p = protection[c["cube_id"]]
