@@ -66,10 +66,7 @@ def runs() -> dict[str, Run]:
 
 @pytest.fixture(scope="module")
 def seeded(persons: pd.DataFrame, runs: dict[str, Run]) -> dict[str, list[SwapResult]]:
-    return {
-        name: [targeted_swap(persons, run.params, seed) for seed in range(N_SEEDS)]
-        for name, run in runs.items()
-    }
+    return {name: [targeted_swap(persons, run.params, seed) for seed in range(N_SEEDS)] for name, run in runs.items()}
 
 
 def read_risk_levels(name: str) -> Iterator[dict[str, str]]:
@@ -78,9 +75,7 @@ def read_risk_levels(name: str) -> Iterator[dict[str, str]]:
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_household_risk_and_levels_are_exact(
-    name: str, persons: pd.DataFrame, runs: dict[str, Run]
-) -> None:
+def test_household_risk_and_levels_are_exact(name: str, persons: pd.DataFrame, runs: dict[str, Run]) -> None:
     params = runs[name].params
     table = household_risk_table(persons, params)
     rows = list(read_risk_levels(name))
@@ -95,9 +90,7 @@ def test_household_risk_and_levels_are_exact(
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_must_swap_counts_are_exact(
-    name: str, persons: pd.DataFrame, runs: dict[str, Run]
-) -> None:
+def test_must_swap_counts_are_exact(name: str, persons: pd.DataFrame, runs: dict[str, Run]) -> None:
     run = runs[name]
     result = targeted_swap(persons, run.params, run.seed)
     expected = run.expected["n_households_level"]
@@ -116,9 +109,7 @@ def test_households_swapped_within_one_percent(
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_persons_swapped_match(
-    name: str, runs: dict[str, Run], seeded: dict[str, list[SwapResult]]
-) -> None:
+def test_persons_swapped_match(name: str, runs: dict[str, Run], seeded: dict[str, list[SwapResult]]) -> None:
     reference = runs[name].expected["n_persons_swapped"]
     assert isinstance(reference, int)
     counts = np.array([r.n_persons_swapped for r in seeded[name]])
@@ -165,10 +156,8 @@ def test_swaps_are_valid_pairs(name: str, persons: pd.DataFrame, runs: dict[str,
     swapped = partner[partner != partner.index]
     assert (partner[swapped.to_numpy()].to_numpy() == swapped.index).all()
     first = persons.groupby("hid").first()
-    assert (first.loc[swapped.index, "hsize"].to_numpy()
-            == first.loc[swapped.to_numpy(), "hsize"].to_numpy()).all()
-    assert (first.loc[swapped.index, "nuts3"].to_numpy()
-            != first.loc[swapped.to_numpy(), "nuts3"].to_numpy()).all()
+    assert (first.loc[swapped.index, "hsize"].to_numpy() == first.loc[swapped.to_numpy(), "hsize"].to_numpy()).all()
+    assert (first.loc[swapped.index, "nuts3"].to_numpy() != first.loc[swapped.to_numpy(), "nuts3"].to_numpy()).all()
     moved = ["nuts1", "nuts2", "nuts3", "lau2"]
     out = result.data
     expected = first.loc[partner.loc[persons["hid"]].to_numpy(), moved].to_numpy()
