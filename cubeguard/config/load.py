@@ -78,6 +78,8 @@ def load_release(file: Path | str) -> Release:
     if not isinstance(main.data, dict):
         raise ConfigError(file, [f"(top level) ({file.name}): the config must be a YAML mapping of keys"])
     data = _inline_variable_files(main.data, file.parent, problems)
+    # The hash identifies the content (paths as written, relative to the config), not its location.
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
     _resolve_paths(data, file.parent)
     _check_version(data, problems)
     cfg = _validate_models(data, problems)
@@ -87,7 +89,6 @@ def load_release(file: Path | str) -> Release:
     _check_references(cfg, breakdowns, problems)
     if problems.items:
         raise ConfigError(file, problems.items)
-    digest = hashlib.sha256(json.dumps(cfg.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
     return Release(cfg, file, breakdowns, digest)
 
 

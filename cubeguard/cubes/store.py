@@ -26,21 +26,47 @@ def chunks_for(cube: xr.Dataset, target_cells: int) -> dict[str, int]:
     return out
 
 
+_AUX = ("parent", "depth", "label")
+
+
 def write_cube(store: Path, cube: xr.Dataset, target_cells: int = 1_000_000) -> None:
-    """Write one cube as group ``cube.attrs['cube_id']`` of a Zarr v3 store (replacing it)."""
+    """Write one cube as group ``cube.attrs['cube_id']`` of a Zarr v3 store (replacing it).
+
+    The layout is what xarray itself writes (arrays named by variable with ``dimension_names``,
+    one index array per dimension, attributes on the group), so ``xarray.open_zarr`` reads it;
+    writing it with zarr directly avoids xarray's per-cube Dask graph. The per-dimension hierarchy
+    coordinates (``<dim>.parent/.depth/.label``) are kept in one JSON attribute rather than as many
+    tiny arrays; :func:`open_cube` restores them.
+    """
     group = str(cube.attrs["cube_id"])
+    aux = {str(d): {k: cube[f"{d}.{k}"].values.tolist() for k in _AUX if f"{d}.{k}" in cube.coords} for d in cube.dims}
     attrs = {k: (json.dumps(v) if isinstance(v, (dict, list, tuple)) else v) for k, v in cube.attrs.items()}
+    attrs["dim_coords"] = json.dumps(aux)
     chunks = chunks_for(cube, target_cells)
-    chunked = cube.assign_attrs(attrs)
-    for name in list(chunked.data_vars):
-        chunked[name] = chunked[name].chunk(chunks)
-    for name in chunked.variables:
-        chunked[name].encoding = {}
-    chunked.to_zarr(store, group=group, mode="w", zarr_format=3, consolidated=False)
+    root = zarr.open_group(store, mode="a", zarr_format=3)
+    target = root.create_group(group, attributes=attrs, overwrite=True)
+    for dim in cube.dims:
+        codes = np.array([str(c) for c in cube[dim].values.tolist()], dtype=object)
+        arr = target.create_array(
+            str(dim), shape=codes.shape, dtype=str, chunks=codes.shape, dimension_names=[str(dim)], fill_value=""
+        )
+        arr[...] = codes
+    for name in cube.data_vars:
+        values = np.asarray(cube[name].values)
+        dims = [str(d) for d in cube[name].dims]
+        arr = target.create_array(
+            str(name),
+            shape=values.shape,
+            dtype=values.dtype,
+            chunks=tuple(chunks[d] for d in dims),
+            dimension_names=dims,
+            fill_value=0,
+        )
+        arr[...] = values
 
 
 def open_cube(store: Path, cube_id: str) -> xr.Dataset:
-    """Open one cube of a store lazily (Dask-backed)."""
+    """Open one cube of a store lazily (Dask-backed), with its hierarchy coordinates restored."""
     if not Path(store).exists():
         raise CubeguardError(f"store {store} does not exist; check the path")
     try:
@@ -49,8 +75,15 @@ def open_cube(store: Path, cube_id: str) -> xr.Dataset:
         raise CubeguardError(
             f"store {store} has no cube {cube_id!r}; run 'cubeguard inspect {store}' to list its cubes"
         ) from None
-    ds.attrs = {k: _maybe_json(v) for k, v in ds.attrs.items()}
-    return ds
+    attrs = {k: _maybe_json(v) for k, v in ds.attrs.items()}
+    aux = attrs.pop("dim_coords", {})
+    ds.attrs = attrs
+    coords = {
+        f"{d}.{k}": (d, np.asarray(v, dtype=np.int16 if k == "depth" else object))
+        for d, kv in aux.items()
+        for k, v in kv.items()
+    }
+    return ds.assign_coords(coords)
 
 
 def list_cubes(store: Path) -> list[str]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import zarr
 
 from cubeguard.config.load import Release
 from cubeguard.cubes.hierarchy import Breakdown
@@ -70,42 +71,48 @@ def tabulate_release(
 
 
 def write_tabulation(
-    release: Release, tab: Tabulator, store: Path, progress: Progress | None = None
+    release: Release, tab: Tabulator, store: Path, progress: Progress | None = None, workers: int = 2
 ) -> list[CubeSummary]:
-    """Expand margins cube by cube and write each to ``store`` (replaced), returning summaries."""
+    """Expand margins and write every cube to ``store`` (replaced), ``workers`` cubes at a time.
+
+    numpy's prefix sums and zarr's compression release the GIL, so threads use both cores while
+    only ``workers`` full cubes are in memory at once.
+    """
     if store.exists():
         shutil.rmtree(store)
     store.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    for c, plan in enumerate(tab.plans):
-        spec = release.cube(plan.cube_id)
-        attrs = {
-            "cube_id": spec.id,
-            "label": spec.label,
-            "population": spec.population,
-            "unit": release.config.populations[spec.population].unit,
-            "stand_in": spec.stand_in,
-            "config_hash": release.config_hash,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "hierarchies": {b.id: _hierarchy_version(b) for b in plan.breakdowns},
-            "variables": {b.id: b.classification.variable for b in plan.breakdowns},
-        }
-        cube = tab.cube(c, attrs)
-        write_cube(store, cube, release.config.output.chunk_cells)
-        bottom, _ = tab.bottom(c)
-        out.append(
-            CubeSummary(
-                spec.id,
-                len(plan.breakdowns),
-                int(cube["count"].size),
-                int(bottom.size),
-                int(bottom.sum()),
-                float(np.mean(bottom == 0)) if bottom.size else 0.0,
-            )
-        )
+    zarr.open_group(store, mode="w", zarr_format=3)
+
+    def one(c: int) -> CubeSummary:
+        summary = _write_one(release, tab, c, store)
         if progress:
             progress("write", 1)
-    return out
+        return summary
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, range(len(tab.plans))))
+
+
+def _write_one(release: Release, tab: Tabulator, c: int, store: Path) -> CubeSummary:
+    plan = tab.plans[c]
+    spec = release.cube(plan.cube_id)
+    attrs = {
+        "cube_id": spec.id,
+        "label": spec.label,
+        "population": spec.population,
+        "unit": release.config.populations[spec.population].unit,
+        "stand_in": spec.stand_in,
+        "config_hash": release.config_hash,
+        "hierarchies": {b.id: _hierarchy_version(b) for b in plan.breakdowns},
+        "variables": {b.id: b.classification.variable for b in plan.breakdowns},
+    }
+    cube = tab.cube(c, attrs)
+    write_cube(store, cube, release.config.output.chunk_cells)
+    bottom, _ = tab.bottom(c)
+    zero_share = float(np.mean(bottom == 0)) if bottom.size else 0.0
+    return CubeSummary(
+        spec.id, len(plan.breakdowns), int(cube["count"].size), int(bottom.size), int(bottom.sum()), zero_share
+    )
 
 
 def _hierarchy_version(bd: Breakdown) -> str:
