@@ -23,8 +23,10 @@ def column_positions(column: pa.Array | pa.ChunkedArray, breakdown: Breakdown) -
         column = pc.dictionary_encode(column.cast(pa.string()))
     dictionary = column.dictionary.cast(pa.string()).to_pylist()
     lut = np.append(breakdown.lookup_codes([str(v) for v in dictionary]), np.int32(-1))
-    indices = column.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
-    return lut[indices]
+    indices = column.indices
+    if indices.null_count:
+        indices = indices.fill_null(len(dictionary))
+    return lut[indices.to_numpy(zero_copy_only=False)]
 
 
 def population_mask(

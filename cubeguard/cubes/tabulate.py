@@ -21,7 +21,7 @@ from cubeguard.config.load import Release
 from cubeguard.config.models import PopulationSpec
 from cubeguard.cubes.encode import column_positions, population_mask
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.kernels import scatter_cubes
+from cubeguard.cubes.kernels import TWO64, scatter_by_cube
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError
@@ -109,8 +109,10 @@ class Tabulator:
             pop = self.populations[name]
             ref = self.household_ref if pop.unit == "households" else None
             masks[k] = population_mask(batch, pop.where, ref)
-        keys = self.key_scale.to_fixed(batch.column(self.key_column).to_numpy(zero_copy_only=False))
-        scatter_cubes(
+        keys = np.ascontiguousarray(batch.column(self.key_column).to_numpy(zero_copy_only=False), dtype=np.float64)
+        decimal = self.key_scale.kind == "decimal"
+        scale = 10.0**self.key_scale.digits if decimal else TWO64
+        scatter_by_cube(
             codes,
             self.cube_dims,
             self.strides,
@@ -118,6 +120,8 @@ class Tabulator:
             self.cube_pop,
             masks,
             keys,
+            scale,
+            decimal,
             self.counts,
             self.key_sums,
             self.bad,
