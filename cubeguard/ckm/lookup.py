@@ -84,15 +84,11 @@ def _lookup_kernel(
         out[n] = values[row]
 
 
-def _checked(
-    counts: npt.ArrayLike, cell_keys: npt.ArrayLike
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+def _checked(counts: npt.ArrayLike, cell_keys: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     c = np.asarray(counts)
     k = np.asarray(cell_keys, dtype=np.float64)
     if c.shape != k.shape:
-        raise LookupInputError(
-            f"counts have shape {c.shape} but cell keys {k.shape}; pass one key per cell."
-        )
+        raise LookupInputError(f"counts have shape {c.shape} but cell keys {k.shape}; pass one key per cell.")
     if c.dtype.kind not in "iu":
         raise LookupInputError(f"counts must be integers, not {c.dtype}; round or cast them first.")
     if c.size and c.min() < 0:
@@ -119,9 +115,7 @@ def _run(
     return out.reshape(c.shape)
 
 
-def lookup_noise(
-    counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable
-) -> npt.NDArray[np.int64]:
+def lookup_noise(counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable) -> npt.NDArray[np.int64]:
     """Noise for every cell (cellKey ``pert``; Handbook on SDC v2, 5.4), same shape as ``counts``.
 
     A cell with count ``i > 0`` and cell key ``ck`` takes the noise ``v`` of the first row of
@@ -135,16 +129,12 @@ def lookup_noise(
     return _run(counts, cell_keys, ptable, np.asarray(ptable.v), 0)
 
 
-def lookup_rows(
-    counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable
-) -> npt.NDArray[np.int64]:
+def lookup_rows(counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable) -> npt.NDArray[np.int64]:
     """0-based p-table row used by each cell and -1 for count 0 (cellKey's ``ptable_row`` - 1)."""
     return _run(counts, cell_keys, ptable, np.arange(ptable.i.size, dtype=np.int64), -1)
 
 
-def perturb_counts(
-    counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable
-) -> npt.NDArray[np.int64]:
+def perturb_counts(counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable) -> npt.NDArray[np.int64]:
     """Published counts ``count + noise`` (cellKey ``puwc``)."""
     c, _ = _checked(counts, cell_keys)
     return c + lookup_noise(c, cell_keys, ptable)

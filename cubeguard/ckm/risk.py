@@ -46,9 +46,7 @@ class RiskTable:
         import pandas as pd
 
         i, j = np.meshgrid(self.original, self.published, indexing="ij")
-        return pd.DataFrame(
-            {"i": i.ravel(), "j": j.ravel(), "probability": self.probability.ravel()}
-        )
+        return pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "probability": self.probability.ravel()})
 
 
 def transition_matrix(ptable: PTable, n_original: int) -> npt.NDArray[np.float64]:
@@ -115,9 +113,7 @@ def _prior_weights(prior: npt.ArrayLike | None, n_original: int) -> npt.NDArray[
     return weights
 
 
-def max_disclosure_probability(
-    ptable: PTable, prior: npt.ArrayLike | None = None, i_max: int = 2
-) -> float:
+def max_disclosure_probability(ptable: PTable, prior: npt.ArrayLike | None = None, i_max: int = 2) -> float:
     """Largest ``P(i | j)`` over the small originals ``i = 1..i_max`` and every published ``j``.
 
     A release gate can require it to stay below a threshold (Enderle, Giessing, Tent 2020).

@@ -11,7 +11,8 @@ from collections.abc import Callable
 import xarray as xr
 
 from cubeguard.ckm.perturb import perturb_cube
-from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable, read_ptable
+from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.config.models import CellKeyStep, IdentityStep, StepSpec
 from cubeguard.config.secrets import SecretReader, resolve_number
 from cubeguard.errors import InternalError

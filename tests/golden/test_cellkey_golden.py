@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from cubeguard.ckm.lookup import lookup_noise, lookup_rows
-from cubeguard.ckm.ptable import read_ptable
+from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.microdata.keys import KeyScale
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "cellkey"
@@ -40,9 +40,7 @@ TABLES = [
 def _read(name: str) -> pd.DataFrame:
     # Codes as text; pandas 3's default float parser rounds correctly (the files are written with
     # shortest round-trip strings), and float_precision="round_trip" is deprecated there.
-    return pd.read_csv(
-        GOLDEN / name, dtype={"district": str, "region": str, "sex": str, "age": str}
-    )
+    return pd.read_csv(GOLDEN / name, dtype={"district": str, "region": str, "sex": str, "age": str})
 
 
 def _tabulate(micro: pd.DataFrame, dims: list[str], key: str, scale: KeyScale) -> pd.DataFrame:
@@ -63,9 +61,7 @@ def microdata() -> pd.DataFrame:
 
 
 @pytest.mark.parametrize(("name", "dims", "key", "ptab"), TABLES, ids=[t[0][:2] for t in TABLES])
-def test_cellkey_table(
-    microdata: pd.DataFrame, name: str, dims: list[str], key: str, ptab: str
-) -> None:
+def test_cellkey_table(microdata: pd.DataFrame, name: str, dims: list[str], key: str, ptab: str) -> None:
     golden = _read(f"{name}.csv")
     scale = KeyScale() if key == "rkey" else KeyScale("decimal", 8)
     ours = _tabulate(microdata, dims, key, scale)

@@ -13,13 +13,8 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from cubeguard.ckm.lookup import lookup_noise, lookup_rows
-from cubeguard.ckm.ptable import (
-    PTable,
-    PTableParams,
-    create_cnt_ptable,
-    identity_ptable,
-    modify_cnt_ptable,
-)
+from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable, identity_ptable
+from cubeguard.ckm.ptable_modify import modify_cnt_ptable
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

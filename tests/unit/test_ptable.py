@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from cubeguard.ckm.ptable import (
-    PTable,
-    PTableFormatError,
-    PTableParams,
-    adjacent_equal_noise,
-    create_cnt_ptable,
-    identity_ptable,
-    modify_cnt_ptable,
-    read_ptable,
-)
+from cubeguard.ckm.ptable import PTable, PTableFormatError, PTableParams, create_cnt_ptable, identity_ptable
+from cubeguard.ckm.ptable_io import read_ptable, write_ptable
+from cubeguard.ckm.ptable_modify import adjacent_equal_noise, modify_cnt_ptable
 from cubeguard.errors import CubeguardError
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -213,3 +206,41 @@ def test_malformed_files_are_rejected(tmp_path: Path, text: str, message: str) -
     path.write_text(text)
     with pytest.raises(PTableFormatError, match=message):
         read_ptable(path)
+
+
+# --- writers ---------------------------------------------------------------------------------
+
+
+def test_write_ptable_csv_reproduces_ptables_file(tmp_path: Path) -> None:
+    # fwrite's shortest digits, e.g. 0.14867984999999995 and 7.082e-05, and 1 / 0 without ".0"
+    for name in ("ptable_D8_V3_js2_pstayNA_optim1_monoT.csv", "ptable_D3_V0.5_js0_pstayNA_optim1_monoT.csv"):
+        written = write_ptable(read_ptable(GOLDEN / name), tmp_path / name)
+        assert written.read_bytes() == (GOLDEN / name).read_bytes()
+
+
+def test_write_ptable_tau_reproduces_pt_export(tmp_path: Path) -> None:
+    # ptab*.csv were written by ptable::pt_export for tau-ARGUS (CRLF, as R on Windows writes).
+    for name in ("ptab1.csv", "ptab2.csv"):
+        written = write_ptable(read_ptable(TAU / name), tmp_path / name, format="tau")
+        assert written.read_text().splitlines() == (TAU / name).read_text().splitlines()
+
+
+def test_written_tables_read_back_unchanged(tmp_path: Path, d5v3js2: PTable) -> None:
+    for fmt in ("ptable", "tau"):
+        again = read_ptable(write_ptable(d5v3js2, tmp_path / f"t.{fmt}", format=fmt))  # type: ignore[arg-type]
+        for name in ("i", "j", "v", "p_int_lb", "p_int_ub"):
+            np.testing.assert_array_equal(getattr(again, name), getattr(d5v3js2, name))
+
+
+def test_write_ptable_rejects_unknown_format(tmp_path: Path, d5v3js2: PTable) -> None:
+    with pytest.raises(CubeguardError, match="unknown p-table format 'sas'; use 'ptable' or 'tau'"):
+        write_ptable(d5v3js2, tmp_path / "t.txt", format="sas")  # type: ignore[arg-type]
+
+
+def test_moved_names_stay_importable_from_ptable() -> None:
+    from cubeguard.ckm import ptable, ptable_io, ptable_modify
+
+    assert ptable.read_ptable is ptable_io.read_ptable
+    assert ptable.modify_cnt_ptable is ptable_modify.modify_cnt_ptable
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        _ = ptable.nothing
