@@ -9,6 +9,7 @@ from prefect import task
 
 from cubeguard.config import load_release
 from cubeguard.pipeline.inputs import ensure_microdata
+from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import protect_release
 from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
 from schemas.validate import validate_microdata
@@ -30,11 +31,17 @@ def validate(config_path: str) -> dict[str, Any]:
     return {"records": rep.records}
 
 
+@task(name="pre-tabular")
+def pre_tabular(config_path: str) -> dict[str, Any]:
+    """Swap the microdata if the release declares pre-tabular steps (reports stay internal)."""
+    return apply_pre_tabular(load_release(config_path), read_prefect_secret, progress=report)
+
+
 @task(name="tabulate")
 def tabulate(config_path: str) -> list[dict[str, object]]:
     """Tabulate every hypercube in one pass and write the original (internal) Zarr store."""
     release = load_release(config_path)
-    tab = tabulate_release(release, progress=report)
+    tab = tabulate_release(release, progress=report, prefect_reader=read_prefect_secret)
     store = release.config.output.original_store
     return [s.as_dict() for s in write_tabulation(release, tab, store, progress=report)]
 

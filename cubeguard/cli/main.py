@@ -73,6 +73,7 @@ def release(config: Path) -> None:
             "tabulate": n,
             "write": len(rel.config.hypercubes),
             "protect": len(rel.config.hypercubes),
+            "swap": n,
         }
     ) as bars:
         set_sink(bars.update)

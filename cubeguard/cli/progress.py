@@ -10,6 +10,7 @@ _LABELS = {
     "tabulate": "Tabulating hypercubes",
     "write": "Writing cubes to Zarr",
     "protect": "Protecting cubes",
+    "swap": "Writing swapped microdata",
 }
 
 

@@ -167,6 +167,7 @@ def _validate_models(data: dict[str, Any], problems: _Problems) -> ReleaseConfig
 _UNION_TAGS = {
     "identity",
     "cell_key",
+    "targeted_swap",
     "int",
     "float",
     "EnvSecret",

@@ -169,6 +169,16 @@ class OutputSpec(Frozen):
         return self.folder / "protected.zarr"
 
     @property
+    def swapped_microdata(self) -> Path:
+        """Microdata after the pre-tabular steps (internal; cubes are tabulated from it)."""
+        return self.folder / "internal" / "swapped.parquet"
+
+    @property
+    def internal(self) -> Path:
+        """Internal reports that may reveal protection details (never published)."""
+        return self.folder / "internal"
+
+    @property
     def validation_report(self) -> Path:
         """Full report of the last microdata validation."""
         return self.folder / "validation.json"
@@ -212,6 +222,31 @@ class CellKeyStep(Frozen):
 StepSpec = Annotated[IdentityStep | CellKeyStep, Field(discriminator="method")]
 
 
+class TargetedSwapStep(Frozen):
+    """Targeted record swapping of households' geography (Handbook on SDC v2 5.6.1; sdcMicro recordSwap).
+
+    A pre-tabular step: the microdata are swapped once and every cube is tabulated from the swapped
+    data, so all cubes stay additive and consistent. ``swap_rate``, ``k_anonymity`` and ``seed`` are
+    secret and may be given by reference. ``caps`` truncates similarity columns for matching only
+    (e.g. household size capped at 5).
+    """
+
+    method: Literal["targeted_swap"]
+    name: str = "targeted_swap"
+    household_id: str | None = None
+    hierarchy: list[str] = Field(min_length=1)
+    similar: list[list[str]] = Field(min_length=1)
+    risk_variables: list[str] = Field(default_factory=list)
+    carry_along: list[str] = Field(default_factory=list)
+    caps: dict[str, int] = Field(default_factory=dict)
+    swap_rate: SecretNumber = 0.05
+    k_anonymity: SecretInt = 3
+    seed: SecretInt
+
+
+PreTabularSpec = Annotated[TargetedSwapStep, Field(discriminator="method")]
+
+
 class GateSpec(Frozen):
     """Thresholds the release is gated on."""
 
@@ -232,6 +267,7 @@ class ReleaseConfig(Frozen):
     variables: dict[str, VariableSpec] = Field(min_length=1)
     populations: dict[str, PopulationSpec] = Field(default_factory=lambda: {"total": PopulationSpec()})
     hypercubes: list[HypercubeSpec] = Field(min_length=1)
+    pre_tabular: list[PreTabularSpec] = Field(default_factory=list)
     steps: list[StepSpec] = Field(default_factory=list)
     gates: GateSpec = GateSpec()
     output: OutputSpec

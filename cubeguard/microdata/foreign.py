@@ -27,7 +27,9 @@ def iter_foreign_batches(spec: InputSpec, columns: list[str] | None, batch_size:
         _, batches = read_tau_microdata(spec.microdata, csv.metadata, block_size=BLOCK_BYTES)
     else:
         names = csv.columns or (read_rda(csv.metadata) if csv.metadata else None)
-        numeric = {*csv.numeric, spec.record_key.column}
+        numeric = set(csv.numeric)
+        if spec.record_key.generate_seed is None:  # keys read from the file are numbers
+            numeric.add(spec.record_key.column)
         batches = iter_csv_batches(
             spec.microdata,
             delimiter=csv.delimiter,

@@ -14,6 +14,7 @@ import pyarrow as pa
 import zarr
 
 from cubeguard.config.load import Release
+from cubeguard.config.secrets import SecretReader, resolve_number
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.store import write_cube
 from cubeguard.cubes.tabulate import Tabulator, plans_for
@@ -47,23 +48,39 @@ def key_scale(release: Release) -> KeyScale:
 
 
 def tabulate_release(
-    release: Release, batch_size: int = 1_000_000, progress: Progress | None = None, key_seed: int | None = None
+    release: Release,
+    batch_size: int = 1_000_000,
+    progress: Progress | None = None,
+    prefect_reader: SecretReader | None = None,
 ) -> Tabulator:
     """One pass over the microdata accumulating the bottom cells of every hypercube.
 
-    ``key_seed`` (resolved from ``input.record_key.generate_seed``) makes record keys from person ids
-    instead of reading them from a column.
+    Reads the swapped microdata when the release has pre-tabular steps. With
+    ``input.record_key.generate_seed`` the record keys are made from person ids (row numbers when
+    the data have none) and the secret seed instead of being read from a column.
     """
     cfg = release.config
-    key_col = cfg.input.record_key.column
-    tab = Tabulator(plans_for(release), cfg.populations, key_scale(release), key_col, cfg.input.household_ref)
-    columns = [c for c in tab.columns if not (key_seed is not None and c == key_col)]
-    if key_seed is not None and cfg.input.person_id:
-        columns.append(cfg.input.person_id)
-    for batch in iter_batches(cfg.input, sorted(set(columns)), batch_size):
-        if key_seed is not None:
-            ids = batch.column(cfg.input.person_id).to_numpy()
-            batch = batch.append_column(key_col, pa.array(keys_from_ids(ids, key_seed)))
+    source = cfg.input
+    if cfg.pre_tabular:
+        source = source.model_copy(update={"microdata": cfg.output.swapped_microdata, "format": "parquet"})
+    rk = cfg.input.record_key
+    seed = (
+        None
+        if rk.generate_seed is None
+        else int(resolve_number(rk.generate_seed, "input.record_key.generate_seed", prefect_reader))
+    )
+    tab = Tabulator(plans_for(release), cfg.populations, key_scale(release), rk.column, cfg.input.household_ref)
+    columns = {c for c in tab.columns if not (seed is not None and c == rk.column)}
+    if seed is not None and cfg.input.person_id:
+        columns.add(cfg.input.person_id)
+    for batch in iter_batches(source, sorted(columns), batch_size):
+        if seed is not None:
+            ids = (
+                batch.column(cfg.input.person_id).to_numpy()
+                if cfg.input.person_id
+                else np.arange(tab.records, tab.records + batch.num_rows)
+            )
+            batch = batch.append_column(rk.column, pa.array(keys_from_ids(ids, seed)))
         tab.add_batch(batch)
         if progress:
             progress("tabulate", batch.num_rows)
