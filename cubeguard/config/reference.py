@@ -6,12 +6,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cubeguard.config.models import ReleaseConfig
+from cubeguard.config.models import HrcCodes, ReleaseConfig, VariableFile
 
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a release config (editors use it to check YAML while it is written)."""
     schema = ReleaseConfig.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    # Forms the loader expands before validation: a variable in its own file, codes from a .hrc file.
+    defs["VariableFile"] = VariableFile.model_json_schema()
+    defs["HrcCodes"] = HrcCodes.model_json_schema()
+    schema["properties"]["variables"]["additionalProperties"] = {
+        "anyOf": [{"$ref": "#/$defs/VariableSpec"}, {"$ref": "#/$defs/VariableFile"}]
+    }
+    codes = defs["VariableSpec"]["properties"]["codes"]
+    defs["VariableSpec"]["properties"]["codes"] = {
+        "anyOf": [codes, {"$ref": "#/$defs/HrcCodes"}],
+        "description": codes.get("description", ""),
+    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cubeguard release config"
     return schema
