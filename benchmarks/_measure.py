@@ -34,21 +34,27 @@ def stage(record: dict[str, Any], name: str) -> Iterator[None]:
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         yield
     finally:
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         stop.set()
         t.join()
-        record[name] = {"seconds": round(seconds, 3), "peak_rss_mb": round(max(peak[0], rss_bytes()) / 2**20, 1)}
+        record[name] = {"seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
+                        "load_avg_1min": round(os.getloadavg()[0], 2),
+                        "peak_rss_mb": round(max(peak[0], rss_bytes()) / 2**20, 1)}
 
 
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    return {"cpus": os.cpu_count(), "python": platform.python_version(), "commit": commit,
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
 
 
 def write_results(name: str, payload: dict[str, Any], markdown: Callable[[dict[str, Any]], str]) -> Path:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._measure import machine, stage, write_results  # noqa: E402
+from benchmarks._measure import machine, stage, write_results
 
 
 def run_one(persons: int, config: str, workdir: Path, geography: str) -> dict[str, Any]:
@@ -53,15 +53,21 @@ def run_one(persons: int, config: str, workdir: Path, geography: str) -> dict[st
 def markdown(payload: dict[str, Any]) -> str:
     """The results as a Markdown table."""
     m = payload["machine"]
-    lines = [f"# Tabulation benchmark ({payload['config']})", "",
-             f"{m['date']}, {m['cpus']} cores, Python {m['python']}, commit {m['commit']}.", "",
-             "| persons | cubes | cells | synth s | validate s | tabulate s | write Zarr s | tabulate persons/s | peak RSS MB |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"# Tabulation benchmark ({payload['config']})",
+        "",
+        f"{m['date']}, {m['cpus']} cores, Python {m['python']}, commit {m['commit']}.",
+        "",
+        "| persons | cubes | cells | synth s | validate s | tabulate s | write Zarr s | tabulate persons/s | peak RSS MB |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in payload["runs"]:
         peak = max(r[s]["peak_rss_mb"] for s in ("synth", "validate", "tabulate", "write_zarr"))
-        lines.append(f"| {r['persons']:,} | {r['cubes']} | {r['cells']:,} | {r['synth']['seconds']} | "
-                     f"{r['validate']['seconds']} | {r['tabulate']['seconds']} | {r['write_zarr']['seconds']} | "
-                     f"{r['tabulate']['persons_per_s']:,} | {peak:,.0f} |")
+        lines.append(
+            f"| {r['persons']:,} | {r['cubes']} | {r['cells']:,} | {r['synth']['seconds']} | "
+            f"{r['validate']['seconds']} | {r['tabulate']['seconds']} | {r['write_zarr']['seconds']} | "
+            f"{r['tabulate']['persons_per_s']:,} | {peak:,.0f} |"
+        )
     lines += ["", "Targets at 10M persons on 2 cores: synth < 60 s, validation < 30 s, tabulation < 60 s, peak < 4 GB."]
     return "\n".join(lines)
 
@@ -80,8 +86,22 @@ def main() -> None:
         return
     runs = []
     for n in args.persons:
-        out = subprocess.run([sys.executable, __file__, "--child", "--persons", str(n), "--config", args.config,
-                              "--geography", args.geography], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                "--persons",
+                str(n),
+                "--config",
+                args.config,
+                "--geography",
+                args.geography,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(json.dumps(runs[-1]))
     md = write_results("tabulate", {"config": args.config, "machine": machine(), "runs": runs}, markdown)
