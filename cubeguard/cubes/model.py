@@ -35,12 +35,3 @@ def make_cube(
         coords=coords,
         attrs={**attrs, "breakdowns": dims},
     )
-
-
-def interior(cube: xr.Dataset) -> xr.Dataset:
-    """The bottom cells only (no totals or subtotals on any dimension)."""
-    sel = {}
-    for dim in cube["count"].dims:
-        parents = set(cube[f"{dim}.parent"].values.tolist())
-        sel[dim] = [c for c in cube[dim].values.tolist() if c not in parents]
-    return cube.sel(sel)

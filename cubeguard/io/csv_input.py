@@ -22,37 +22,23 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from cubeguard.errors import CubeguardError
+from cubeguard.io.errors import FileProblemsError
 from cubeguard.io.rda import RdaMetadata, read_rda
 
 __all__ = ["CsvInputError", "TauMicrodata", "iter_csv_batches", "read_tau_microdata"]
 
 DEFAULT_BLOCK_SIZE = 1 << 20
-_MAX_SHOWN = 5
 _MAX_FOUND = 100
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class CsvInputError(CubeguardError):
+class CsvInputError(FileProblemsError):
     """A microdata file cubeguard cannot read.
 
     Attributes:
         source: the file.
         problems: the problems found (each with its line where there is one), at most 100.
     """
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        """Collect the problems of ``source``; the message shows the first few."""
-        self.source = source
-        self.problems = tuple(problems)
-        if len(self.problems) == 1:
-            message = f"{source}, {self.problems[0]}"
-        else:
-            shown = "; ".join(self.problems[:_MAX_SHOWN])
-            extra = len(self.problems) - _MAX_SHOWN
-            more = f"; and {extra} more" if extra > 0 else ""
-            message = f"{source} has {len(self.problems)} problems: {shown}{more}"
-        super().__init__(message)
 
 
 def iter_csv_batches(

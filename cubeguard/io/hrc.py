@@ -28,11 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cubeguard.errors import CubeguardError
+from cubeguard.io.errors import FileProblemsError
 
 __all__ = ["HrcCode", "HrcError", "format_hrc", "hrc_leaves", "parse_hrc", "read_hrc", "write_hrc"]
-
-_MAX_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -50,27 +48,13 @@ class HrcCode:
     depth: int
 
 
-class HrcError(CubeguardError):
+class HrcError(FileProblemsError):
     """A hierarchy file (or a list of codes to write as one) that cubeguard cannot use.
 
     Attributes:
         source: the file (or description) the problems were found in.
         problems: every problem found, each prefixed with its line number where there is one.
     """
-
-    def __init__(self, source: str, problems: Sequence[str], hint: str = "") -> None:
-        """Collect the problems of ``source``; the message shows the first few."""
-        self.source = source
-        self.problems = tuple(problems)
-        super().__init__(_summary(source, self.problems) + (f" ({hint})" if hint else ""))
-
-
-def _summary(source: str, problems: tuple[str, ...]) -> str:
-    if len(problems) == 1:
-        return f"{source}, {problems[0]}"
-    shown = "; ".join(problems[:_MAX_SHOWN])
-    more = f"; and {len(problems) - _MAX_SHOWN} more" if len(problems) > _MAX_SHOWN else ""
-    return f"{source} has {len(problems)} problems: {shown}{more}"
 
 
 def read_hrc(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from cubeguard.errors import CubeguardError
+from cubeguard.io.errors import FileProblemsError
 
 __all__ = [
     "KNOWN_TAGS",
@@ -38,7 +38,6 @@ __all__ = [
     "resolve_referenced_file",
 ]
 
-_MAX_SHOWN = 5
 _MAX_MISSING = 2
 
 # Tag -> number of values it takes (None: any number). <NUMERIC> may carry a sub-tag.
@@ -210,26 +209,13 @@ class RdaMetadata:
         raise KeyError(f"unknown variable {name!r}; known: {', '.join(self.names)}")
 
 
-class RdaError(CubeguardError):
+class RdaError(FileProblemsError):
     """A metadata file cubeguard cannot use.
 
     Attributes:
         source: the file the problems were found in.
         problems: every problem found, each prefixed with its line where there is one.
     """
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        """Collect the problems of ``source``; the message shows the first few."""
-        self.source = source
-        self.problems = tuple(problems)
-        if len(self.problems) == 1:
-            message = f"{source}, {self.problems[0]}"
-        else:
-            shown = "; ".join(self.problems[:_MAX_SHOWN])
-            extra = len(self.problems) - _MAX_SHOWN
-            more = f"; and {extra} more" if extra > 0 else ""
-            message = f"{source} has {len(self.problems)} problems: {shown}{more}"
-        super().__init__(message)
 
 
 def read_rda(path: str | Path, *, encoding: str = "utf-8") -> RdaMetadata:
