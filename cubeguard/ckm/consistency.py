@@ -49,6 +49,7 @@ def check_consistency(cubes: dict[str, xr.Dataset], value: str = "count") -> Con
         va, vb = dict(a.attrs["variables"]), dict(b.attrs["variables"])
         shared = set(va.values()) & set(vb.values())
         x, y = xr.align(_by_variable(a, shared, va, value), _by_variable(b, shared, vb, value), join="inner")
+        y = y.transpose(*x.dims)
         report.pairs += 1
         report.shared_cells += int(x.size)
         bad = np.asarray(x.values != y.values)
