@@ -1,0 +1,196 @@
+"""Release gates: run the gate suites on every protected cube and on the measures table.
+
+:func:`run_gates` builds the suites of :mod:`expectations.suites` in code in a fresh ephemeral
+context, asserts their lengths, validates each cube (flattened with its original) and the per-cube
+measures table, optionally writes offline-readable Data Docs, and returns a frozen
+:class:`~expectations.report.GateReport`. An expectation that errors fails the gate; so does a
+result that does not account for every expectation of its suite.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import great_expectations as gx
+import pandas as pd
+import xarray as xr
+from great_expectations.core.run_identifier import RunIdentifier
+from great_expectations.data_context import EphemeralDataContext
+from great_expectations.datasource.fluent import PandasDatasource
+from great_expectations.expectations.metadata_types import FailureSeverity
+
+from cubeguard.config.models import GateSpec
+from cubeguard.errors import InternalError
+from expectations.context import DOCS_SITE, ephemeral_context
+from expectations.distance import CUBE_COLUMN
+from expectations.flatten import DEFAULT_CHUNK_CELLS, flatten
+from expectations.offline_docs import make_offline
+from expectations.report import GateOutcome, GateReport, errored
+from expectations.suites import CUBE_SUITE, MEASURES_SUITE, build_suites, expected_lengths
+
+MEASURES_ASSET = "_measures"  # a data asset name no cube id takes in practice
+_COMPLETE = {"result_format": "COMPLETE", "unexpected_index_column_names": [CUBE_COLUMN]}
+
+
+def _add_suites(context: EphemeralDataContext, gates: GateSpec, scope: str) -> dict[str, gx.ExpectationSuite]:
+    suites = {name: context.suites.add(suite) for name, suite in build_suites(gates, scope).items()}
+    expected = expected_lengths(gates)
+    for name, suite in suites.items():
+        if len(suite.expectations) != expected[name]:
+            raise InternalError(
+                f"suite {name!r} holds {len(suite.expectations)} expectations, expected {expected[name]}; "
+                "this is a bug in cubeguard"
+            )
+    return suites
+
+
+def _validate(
+    context: EphemeralDataContext,
+    source: PandasDatasource,
+    asset: str,
+    suite: gx.ExpectationSuite,
+    frame: pd.DataFrame,
+    run_id: RunIdentifier,
+    result_format: dict[str, Any] | str = "SUMMARY",
+) -> gx.core.ExpectationSuiteValidationResult:
+    batch = source.add_dataframe_asset(asset).add_batch_definition_whole_dataframe("whole")
+    definition = context.validation_definitions.add(gx.ValidationDefinition(name=asset, data=batch, suite=suite))
+    return definition.run(
+        batch_parameters={"dataframe": frame},
+        result_format=result_format,
+        run_id=run_id,
+    )
+
+
+def _by_expectation(suite: gx.ExpectationSuite, result: Any) -> dict[str, Any]:
+    """Results keyed by expectation id; every expectation of the suite must have exactly one."""
+    by_id = {r.expectation_config.id: r for r in result.results}
+    ids = [e.id for e in suite.expectations]
+    if len(result.results) != len(ids) or set(by_id) != set(ids):
+        raise InternalError(
+            f"suite {suite.name!r} returned {len(result.results)} results for {len(ids)} expectations; "
+            "this is a bug in cubeguard"
+        )
+    return by_id
+
+
+def _observed(result: dict[str, Any]) -> float | int | str | None:
+    value = result["observed_value"] if "observed_value" in result else result.get("unexpected_count")
+    return value if isinstance(value, (int, float, str)) or value is None else str(value)
+
+
+def _cube_outcomes(cube: str, suite: gx.ExpectationSuite, result: Any) -> list[GateOutcome]:
+    by_id = _by_expectation(suite, result)
+    out = []
+    for e in suite.expectations:
+        r = by_id[e.id]
+        error = errored(r.exception_info)
+        out.append(
+            GateOutcome(
+                cube=cube,
+                expectation=type(e).__name__,
+                success=bool(r.success) and error is None,
+                blocking=e.severity == FailureSeverity.CRITICAL,
+                error=error,
+                observed=None if error else _observed(r.result),
+                threshold=str((e.meta or {}).get("threshold", "")),
+            )
+        )
+    return out
+
+
+def _measures_table(measures: pd.DataFrame) -> pd.DataFrame:
+    table = measures if CUBE_COLUMN in measures.columns else measures.rename_axis(CUBE_COLUMN).reset_index()
+    return table.assign(**{CUBE_COLUMN: table[CUBE_COLUMN].astype(str)})
+
+
+def _measure_outcomes(
+    cubes: list[str], table: pd.DataFrame, suite: gx.ExpectationSuite, result: Any
+) -> list[GateOutcome]:
+    by_id = _by_expectation(suite, result)
+    rows = table.set_index(CUBE_COLUMN)
+    names = list(dict.fromkeys([*cubes, *rows.index.tolist()]))
+    out = []
+    for e in suite.expectations:
+        r = by_id[e.id]
+        column = e.column  # type: ignore[attr-defined]
+        error = errored(r.exception_info)
+        failing = {str(row[CUBE_COLUMN]) for row in r.result.get("unexpected_index_list") or []}
+        if error is None and len(failing) != int(r.result.get("unexpected_count") or 0):
+            error = f"GX listed {len(failing)} failing cubes for {r.result.get('unexpected_count')} failures"
+        for cube in names:
+            cube_error = error
+            if cube_error is None and cube not in rows.index:
+                cube_error = "the cube has no row in the measures table"
+            value = rows.at[cube, column] if cube_error is None else None
+            observed = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+            out.append(
+                GateOutcome(
+                    cube=cube,
+                    expectation=type(e).__name__ + f"[{column}]",
+                    success=cube_error is None and cube not in failing,
+                    blocking=e.severity == FailureSeverity.CRITICAL,
+                    error=cube_error,
+                    observed=observed,
+                    threshold=str((e.meta or {}).get("threshold", "")),
+                )
+            )
+    return out
+
+
+def run_gates(
+    cubes: Mapping[str, tuple[xr.Dataset, xr.Dataset]],
+    measures: pd.DataFrame,
+    gates: GateSpec,
+    docs_dir: Path | None,
+    *,
+    scope: str = "interior",
+    run_name: str = "gates",
+    chunk_cells: int = DEFAULT_CHUNK_CELLS,
+) -> GateReport:
+    """Run the release gates.
+
+    Args:
+        cubes: ``{cube id: (original, protected)}``; cubes may be lazy (read slab by slab).
+        measures: the per-cube measures table of :func:`cubeguard.measures.table.measure_cubes`
+            (index or column ``cube``), with the ``hellinger@<scope>`` and
+            ``average_absolute_distance@<scope>`` columns the distance gates need.
+        gates: the release's thresholds.
+        docs_dir: where Data Docs go (created if needed); None for none.
+        scope: the measures' scope the distance gates read (``"interior"``, ``"cube"``, a margin label).
+        run_name: the run's name in the Data Docs.
+        chunk_cells: cells read per slab when flattening a cube.
+
+    Returns:
+        The frozen report; ``report.passed`` is False if a blocking expectation failed or any errored.
+
+    Raises:
+        expectations.flatten.FlattenError: if a cube has no ``count`` or its original has other cells.
+        InternalError: if a suite does not hold or report every expectation it was built with.
+    """
+    if docs_dir is not None:
+        docs_dir.mkdir(parents=True, exist_ok=True)
+    context = ephemeral_context(docs_dir)
+    suites = _add_suites(context, gates, scope)
+    source = context.data_sources.add_pandas("release")
+    run_id = RunIdentifier(run_name=run_name)
+    outcomes: list[GateOutcome] = []
+    for cube_id, (original, protected) in cubes.items():
+        frame = flatten(protected, original, chunk_cells=chunk_cells)
+        result = _validate(context, source, str(cube_id), suites[CUBE_SUITE], frame, run_id)
+        del frame
+        outcomes.extend(_cube_outcomes(str(cube_id), suites[CUBE_SUITE], result))
+    if suites[MEASURES_SUITE].expectations:
+        table = _measures_table(measures)
+        result = _validate(context, source, MEASURES_ASSET, suites[MEASURES_SUITE], table, run_id, dict(_COMPLETE))
+        outcomes.extend(_measure_outcomes([str(c) for c in cubes], table, suites[MEASURES_SUITE], result))
+    docs_index = None
+    if docs_dir is not None:
+        context.build_data_docs(site_names=[DOCS_SITE])
+        make_offline(docs_dir)
+        docs_index = docs_dir / "index.html"
+    lengths = tuple((name, len(suite.expectations)) for name, suite in suites.items())
+    return GateReport(tuple(outcomes), lengths, docs_index)

@@ -1,0 +1,93 @@
+"""The gate suites, built in code from a release's :class:`~cubeguard.config.models.GateSpec`.
+
+Two suites (GX Expectation Suites, never loaded from files: STACK.md's trap is that a saved suite
+loaded without its custom classes silently drops them):
+
+* ``cube_gates``, run on each protected cube flattened with its original
+  (:mod:`expectations.flatten`): forbidden published values (if any are listed), the share of small
+  cells left unchanged (if a maximum is set) and additivity, *required* (severity ``critical``)
+  when ``require_additivity`` and *reported* (severity ``warning``) otherwise;
+* ``measures_gates``, run on the per-cube measures table: the Hellinger distance and the mean
+  absolute deviation per cell within their bounds (each if set).
+
+Each expectation's ``meta`` carries the threshold in words for the gate report. The expected
+lengths are computed independently of the builders so that :func:`expectations.gates.run_gates`
+can assert them.
+"""
+
+from __future__ import annotations
+
+import great_expectations as gx
+from great_expectations.expectations.expectation import Expectation
+
+from cubeguard.config.models import GateSpec
+from expectations.additivity import ExpectTotalsEqualSumOfChildren
+from expectations.distance import ExpectDistanceWithinBound
+from expectations.forbidden import ExpectPublishedCountsOutsideForbiddenSet
+from expectations.small_cells import DEFAULT_SMALL_VALUES, ExpectSmallCellsChangedShare
+
+CUBE_SUITE = "cube_gates"
+MEASURES_SUITE = "measures_gates"
+HELLINGER = "hellinger"
+MEAN_ABSOLUTE_DEVIATION = "average_absolute_distance"
+
+
+def measure_column(measure: str, scope: str) -> str:
+    """The measures-table column of ``measure`` on ``scope`` (see :mod:`cubeguard.measures.table`)."""
+    return f"{measure}@{scope}"
+
+
+def cube_expectations(gates: GateSpec, small_values: tuple[int, ...] = DEFAULT_SMALL_VALUES) -> list[Expectation]:
+    """The expectations run on every flattened cube."""
+    out: list[Expectation] = []
+    if gates.forbidden_values:
+        values = sorted(set(gates.forbidden_values))
+        out.append(
+            ExpectPublishedCountsOutsideForbiddenSet(
+                value_set=values, meta={"threshold": f"no cell in {{{', '.join(map(str, values))}}}"}
+            )
+        )
+    if gates.max_small_cells_unchanged is not None:
+        share = gates.max_small_cells_unchanged
+        out.append(
+            ExpectSmallCellsChangedShare(
+                max_unchanged_share=share, small_values=list(small_values), meta={"threshold": f"<= {share:.4g}"}
+            )
+        )
+    out.append(
+        ExpectTotalsEqualSumOfChildren(
+            severity="critical" if gates.require_additivity else "warning",
+            meta={"threshold": "0 non-additive cells" + ("" if gates.require_additivity else " (reported only)")},
+        )
+    )
+    return out
+
+
+def measures_expectations(gates: GateSpec, scope: str = "interior") -> list[Expectation]:
+    """The expectations run on the per-cube measures table."""
+    out: list[Expectation] = []
+    bounds = ((HELLINGER, gates.max_hellinger), (MEAN_ABSOLUTE_DEVIATION, gates.max_mean_absolute_deviation))
+    for measure, bound in bounds:
+        if bound is not None:
+            out.append(
+                ExpectDistanceWithinBound(
+                    column=measure_column(measure, scope), max_value=bound, meta={"threshold": f"<= {bound:.4g}"}
+                )
+            )
+    return out
+
+
+def expected_lengths(gates: GateSpec) -> dict[str, int]:
+    """How many expectations each suite must hold for ``gates`` (counted from the spec alone)."""
+    return {
+        CUBE_SUITE: int(bool(gates.forbidden_values)) + int(gates.max_small_cells_unchanged is not None) + 1,
+        MEASURES_SUITE: int(gates.max_hellinger is not None) + int(gates.max_mean_absolute_deviation is not None),
+    }
+
+
+def build_suites(gates: GateSpec, scope: str = "interior") -> dict[str, gx.ExpectationSuite]:
+    """Both suites (unattached to a context); the measures suite may be empty."""
+    return {
+        CUBE_SUITE: gx.ExpectationSuite(name=CUBE_SUITE, expectations=cube_expectations(gates)),
+        MEASURES_SUITE: gx.ExpectationSuite(name=MEASURES_SUITE, expectations=measures_expectations(gates, scope)),
+    }
