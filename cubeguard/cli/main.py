@@ -120,6 +120,7 @@ def ptable(
     mono: bool = typer.Option(True, "--mono", help="Monotony constraints."),
     out_file: Path = typer.Option(..., "--out", help="CSV with ptable's columns i, j, p, v, p_int_lb, p_int_ub, type."),
     plot: Path = typer.Option(None, "--plot", help="Also draw the noise distributions to this PNG."),
+    risk: Path = typer.Option(None, "--risk", help="Also draw P(original | published) (uniform prior) to this PNG."),
 ) -> None:
     """Build a maximum-entropy p-table for the cell key method (as R ptable's create_cnt_ptable)."""
     from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
@@ -133,6 +134,12 @@ def ptable(
 
         plot_ptable(table, plot)
         out.print(f"[green]Wrote[/] {plot}")
+    if risk is not None:
+        from cubeguard.ckm.risk import posterior_probabilities
+        from cubeguard.ckm.risk_plot import plot_risk
+
+        plot_risk(posterior_probabilities(table), risk)
+        out.print(f"[green]Wrote[/] {risk}")
 
 
 class ExportFormat(StrEnum):
