@@ -126,8 +126,10 @@ def ptable(
     from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
 
     table = create_cnt_ptable(PTableParams(D=D, V=V, js=js, pstay=pstay, optim=optim, mono=mono))  # type: ignore[arg-type]
+    from cubeguard.ckm.ptable_io import write_ptable
+
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    table.to_frame().to_csv(out_file, index=False)
+    write_ptable(table, out_file)
     out.print(f"[green]Wrote[/] {out_file} ({table.i.size} rows)")
     if plot is not None:
         from cubeguard.ckm.ptable_plot import plot_ptable
