@@ -12,3 +12,11 @@ class CubeguardError(Exception):
 
 class InternalError(Exception):
     """A broken invariant: this is a bug in cubeguard."""
+
+
+class ReleaseBlocked(CubeguardError):
+    """A gate failed: nothing is published; ``failures`` lists the failing checks (CLI exit 1)."""
+
+    def __init__(self, failures: list[str]) -> None:
+        self.failures = failures
+        super().__init__(f"the release is blocked: {len(failures)} gate check(s) failed; see the list above")

@@ -1,4 +1,4 @@
-"""The release flow: prepare input -> validate -> pre-tabular -> tabulate -> protect (gates and publishing follow)."""
+"""The release flow: prepare input -> validate -> pre-tabular -> tabulate -> protect -> measure -> gate (publishing follows)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ from typing import Any
 from prefect import flow
 
 from cubeguard.config import load_release
-from tasks.release import pre_tabular, prepare_input, protect, store_paths, tabulate, validate
+from cubeguard.errors import ReleaseBlocked
+from tasks.release import (
+    gate,
+    measure,
+    pre_tabular,
+    prepare_input,
+    protect,
+    report_html,
+    store_paths,
+    tabulate,
+    validate,
+)
 
 
 @flow(name="cubeguard-release", log_prints=False)
@@ -19,7 +30,15 @@ def release_flow(config_path: str) -> dict[str, Any]:
     swapped = pre_tabular(config_path)
     cubes = tabulate(config_path)
     protected = protect(config_path)
+    measured = measure(config_path)
+    gated = gate(config_path)
+    report = report_html(config_path, gated["rows"])
+    if not gated["passed"]:
+        raise ReleaseBlocked(gated["failures"])
     return {
+        "measures": measured,
+        "gates": {k: v for k, v in gated.items() if k != "rows"},
+        "report": report,
         "input": source,
         "validation": checked,
         "cubes": cubes,

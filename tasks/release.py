@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from prefect import task
 
 from cubeguard.config import load_release
 from cubeguard.pipeline.inputs import ensure_microdata
+from cubeguard.pipeline.measure import cube_pairs, measure_release, measures_file
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import protect_release
 from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
+from cubeguard.report.build import build_report
+from expectations.gates import run_gates
 from schemas.validate import validate_microdata
 from tasks.progress import report
 from tasks.secrets import read_prefect_secret
@@ -55,6 +60,50 @@ def protect(config_path: str) -> list[dict[str, object]]:
         s.as_dict()
         for s in protect_release(release, out.original_store, out.protected_store, read_prefect_secret, progress=report)
     ]
+
+
+@task(name="measure")
+def measure(config_path: str) -> dict[str, Any]:
+    """Information loss and disclosure risk of every cube (internal Parquet table)."""
+    return {"measures": str(measure_release(load_release(config_path)))}
+
+
+@task(name="gate")
+def gate(config_path: str) -> dict[str, Any]:
+    """Run the Great Expectations gates; Data Docs and the full result stay internal."""
+    release = load_release(config_path)
+    internal = release.config.output.internal
+    measures = pd.read_parquet(measures_file(release))
+    result = run_gates(cube_pairs(release), measures, release.config.gates, internal / "gates")  # type: ignore[arg-type]
+    rows = [
+        {
+            "cube": o.cube,
+            "expectation": o.expectation,
+            "status": "error" if o.error else ("pass" if o.success else ("fail" if o.blocking else "warn")),
+            "observed": str(o.observed),
+            "required": o.threshold,
+        }
+        for o in result.outcomes
+    ]
+    (internal / "gates.json").write_text(json.dumps(rows, indent=1, default=str))
+    return {
+        "passed": result.passed,
+        "failures": result.failures(),
+        "rows": rows,
+        "docs": str(result.docs_index) if result.docs_index else None,
+    }
+
+
+@task(name="report")
+def report_html(config_path: str, gate_rows: list[dict[str, Any]]) -> str:
+    """The internal HTML report of the release (gates, measures, plots)."""
+    release = load_release(config_path)
+    measures = pd.read_parquet(measures_file(release))
+    return str(
+        build_report(
+            release.config.output.folder, gates=gate_rows, measures=measures, title=f"Release {release.config.name}"
+        )
+    )
 
 
 def store_paths(config_path: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from cubeguard.config.load import ConfigError
-from cubeguard.errors import CubeguardError
+from cubeguard.errors import CubeguardError, ReleaseBlocked
 
 F = TypeVar("F", bound=Callable[..., Any])
 err = Console(stderr=True)
@@ -24,6 +24,12 @@ def user_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except ReleaseBlocked as exc:
+            err.print("[bold red]Release blocked by its gates:[/]")
+            for line in exc.failures[:MAX_SHOWN]:
+                err.print(f"  - {line}", markup=False, highlight=False)
+            err.print(f"[bold red]Error:[/] {exc}", highlight=False)
+            raise typer.Exit(1) from None
         except ConfigError as exc:
             err.print(f"[bold red]The config {exc.file} has {len(exc.problems)} problem(s):[/]")
             for p in exc.problems[:MAX_SHOWN]:

@@ -107,6 +107,12 @@ def _print_summary(result: dict, seconds: float) -> None:  # type: ignore[type-a
     cells = sum(c["cells"] for c in result["cubes"])
     records = result["validation"]["records"]
     out.print(f"{len(result['cubes'])} cubes, {cells:,} cells from {records:,} records in {seconds:.1f} s.")
+    gates = result.get("gates", {})
+    if gates:
+        out.print(f"[green]Gates passed[/] ({len(result['gates'].get('failures', []))} warning(s)); "
+                  f"Data Docs: {gates.get('docs')}")
+    if result.get("report"):
+        out.print(f"Report (internal): {result['report']}")
 
 
 @app.command()

@@ -72,6 +72,7 @@ def build_report(
     sweep: pd.DataFrame | None = None,
     workers: int = 1,
     batch_cells: int = BATCH_CELLS,
+    measures: pd.DataFrame | None = None,
 ) -> Path:
     """Measure every cube of ``release_folder`` and write its report to ``release_folder / "report"``.
 
@@ -83,6 +84,8 @@ def build_report(
         sweep: parameter sets for the R-U map (see :func:`write_report`).
         workers: threads for :func:`measure_cubes`.
         batch_cells: at most this many cells are loaded at once (a bigger cube is loaded alone).
+        measures: measures already computed for these cubes (e.g. by the release's measure step);
+            given, they are shown as they are and not computed again.
 
     Returns:
         The path of ``report.html``.
@@ -99,16 +102,18 @@ def build_report(
     failures: list[str] = []
     for batch in _batches(original, ids, batch_cells):
         pairs = {cube_id: _load(original, protected, cube_id) for cube_id in batch}
-        try:
-            frames.append(measure_cubes(pairs, spec, workers=workers))
-        except CubeguardError as err:
-            failures.append(str(err))
-            continue
+        if measures is None:
+            try:
+                frames.append(measure_cubes(pairs, spec, workers=workers))
+            except CubeguardError as err:
+                failures.append(str(err))
+                continue
         for cube_id, (o, p) in pairs.items():
             summaries[cube_id] = summarise(o, p, small_values=spec.small_values)
     if failures:
         raise ReportError("the report cannot be built: " + " | ".join(failures))
-    measures = pd.concat(frames, sort=False) if frames else pd.DataFrame(index=pd.Index([], name="cube"))
+    if measures is None:
+        measures = pd.concat(frames, sort=False) if frames else pd.DataFrame(index=pd.Index([], name="cube"))
     return write_report(
         release_folder / REPORT_DIR,
         ids,

@@ -83,3 +83,15 @@ def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:
 def test_export_of_unknown_cube_is_one_sentence(tmp_path: Path) -> None:
     run = cli("export", str(tmp_path / "nothing.zarr"), "--cube", "x", cwd=tmp_path)
     assert run.returncode == 2 and "does not exist" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_failing_gate_blocks_the_release_with_exit_1(tiny_release: Path) -> None:
+    text = tiny_release.read_text()  # any noise breaks a zero bound on the mean absolute deviation
+    tiny_release.write_text(
+        text.replace("output: {folder: out}", "gates: {max_mean_absolute_deviation: 0.0}\noutput: {folder: out}")
+    )
+    run = cli("release", str(tiny_release), cwd=tiny_release.parent)
+    assert run.returncode == 1, run.stderr
+    assert "Release blocked by its gates" in run.stderr and "ExpectDistanceWithinBound" in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
+    assert (tiny_release.parent / "out" / "report" / "report.html").exists()  # the report shows why
