@@ -118,12 +118,16 @@ def _gates_section(gates: list[dict[str, object]] | None) -> str:
     status = next((k for k in STATUS_KEYS if k in columns), None)
     results = [outcome(row.get(status)) for row in gates] if status else []
     failed, passed = results.count(False), results.count(True)
+    reported = sum(str(row.get(status, "")).strip().lower() == "warn" for row in gates) if status else 0
+    note = f" {reported} check(s) are reported only (they do not block the release)." if reported else ""
     verdict = (
-        f'<p class="status-fail">{failed} of {len(gates)} gate(s) failed.</p>'
+        f'<p class="status-fail">{failed} of {len(gates)} gate(s) failed.{note}</p>'
         if failed
         else f'<p class="status-pass">All {passed} gate(s) passed.</p>'
         if passed == len(gates)
-        else f"<p>{passed} of {len(gates)} gate(s) passed; the others have no result.</p>"
+        else f'<p class="status-pass">All {passed} blocking gate(s) passed.{note}</p>'
+        if passed + reported == len(gates)
+        else f"<p>{passed} of {len(gates)} gate(s) passed; the others have no result.{note}</p>"
     )
     return head + verdict + status_table(gates, columns, status)
 

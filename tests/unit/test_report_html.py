@@ -184,3 +184,12 @@ def test_inconsistent_arguments_are_listed_together(tmp_path: Path) -> None:
     assert "summaries: cube(s) ['c2'] are not in cubes" in message
     assert "plot_cubes: no summary for cube(s) ['c3']" in message
     assert "sweep: missing column(s) ['risk', 'utility', 'passes']" in message
+
+
+def test_reported_only_checks_are_named_as_such(tmp_path) -> None:
+    from cubeguard.report.html import _gates_section
+
+    rows = [{"cube": "a", "status": "pass"}, {"cube": "a", "status": "warn"}, {"cube": "b", "status": "pass"}]
+    html = _gates_section(rows)
+    assert "All 2 blocking gate(s) passed. 1 check(s) are reported only" in html
+    assert "no result" not in html
