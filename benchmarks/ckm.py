@@ -76,6 +76,25 @@ def cubeguard_protect(release: Release, ptable: Any) -> dict[str, float]:
     }
 
 
+def cubeguard_interior(release: Release, ptable: Any) -> dict[str, float]:
+    """Like-for-like with the ONS package: tabulate and perturb the interior (bottom) cells only."""
+    from cubeguard.ckm.lookup import lookup_noise
+    from cubeguard.microdata.read import iter_batches
+
+    cfg = release.config
+    t0 = time.perf_counter()
+    scale = key_scale(release)
+    tab = Tabulator(plans_for(release), cfg.populations, scale, cfg.input.record_key.column, cfg.input.household_ref)
+    for batch in iter_batches(cfg.input, tab.columns):
+        tab.add_batch(batch)
+    cells = 0
+    for c in range(len(tab.plans)):
+        counts, key_sums = tab.bottom(c)
+        published = counts + lookup_noise(counts, scale.cell_keys(key_sums), ptable)
+        cells += int(published.size)
+    return {"total_s": round(time.perf_counter() - t0, 3), "cells": cells}
+
+
 def ons_protect(frame: pd.DataFrame, dims: list[str]) -> dict[str, float]:
     """The ONS package on the same records: groupby tabulation of interior cells, ptable lookup."""
     from cell_key_perturbation.create_perturbed_table import create_perturbed_table
@@ -111,10 +130,16 @@ def seed000(work: Path, ptable: Any) -> dict[str, Any]:
     parquet = work / "s000" / "persons.parquet"
     release = with_input(load_release(ROOT / "configs" / "demo.yaml"), parquet, ["seed000"])
     ours = cubeguard_protect(release, ptable)
+    interior = cubeguard_interior(release, ptable)
     frame = ons_frame(release, parquet)
     ons = ons_protect(frame, [b for b in frame.columns if b != "rkey_ons"])
     assert ons["cells"] == 245_700, ons
-    return {"cubeguard": ours, "ons": ons, "speedup_vs_ons": round(ons["total_s"] / ours["total_s"], 1)}
+    return {
+        "cubeguard": ours,
+        "cubeguard_interior": interior,
+        "ons": ons,
+        "speedup_vs_ons": round(ons["total_s"] / interior["total_s"], 1),
+    }
 
 
 R_TABLE = """\
@@ -199,9 +224,10 @@ def markdown(p: dict[str, Any]) -> str:
             "",
             "| table | records | cubeguard s (tabulate + margins + perturb) | reference s | speed-up |",
             "| --- | ---: | ---: | ---: | ---: |",
-            f"| seed 000 cube, 245,700 interior cells ({s['cubeguard']['cells']:,} with margins) | 1,500,000 | "
-            f"{s['cubeguard']['total_s']} | ONS cell-key-perturbation 3.1.0: {s['ons']['total_s']} (interior only) | "
-            f"{s['speedup_vs_ons']}x |",
+            f"| seed 000 cube, 245,700 interior cells | 1,500,000 | {s['cubeguard_interior']['total_s']} | "
+            f"ONS cell-key-perturbation 3.1.0: {s['ons']['total_s']} | {s['speedup_vs_ons']}x |",
+            f"| seed 000 cube with every margin ({s['cubeguard']['cells']:,} cells) | 1,500,000 | "
+            f"{s['cubeguard']['total_s']} | - (the ONS package builds no margins) | - |",
             f"| R cellKey benchmark structure, 138,600 cells | 2,000,000 | {r['cubeguard']['total_s']} | "
             f"R cellKey 1.0.2 (timings.md): {r['r_cellkey_s'][0]}-{r['r_cellkey_s'][1]} | {r['speedup_vs_r']}x |",
             f"| EU 8-way stand-in {e['eight_way_cube']} ({e['eight_way']['cells']:,} cells) | {e['persons']:,} | "
