@@ -1,0 +1,60 @@
+"""Secret parameters (cell key D and V, record-key seed) never reach outputs or logs outside internal/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tiny_microdata
+
+pytestmark = pytest.mark.prefect
+
+SECRETS = {"CG_TEST_D": "7", "CG_TEST_V": "3.14159", "CG_TEST_KEY_SEED": "918273645"}
+NEEDLES = ["3.14159", "918273645"]  # D=7 is a plain digit: it is checked through the config echo below
+
+
+def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
+    text = tiny_release.read_text()
+    text = text.replace(
+        "{method: cell_key, D: 5, V: 3, js: 2}", "{method: cell_key, D: {env: CG_TEST_D}, V: {env: CG_TEST_V}, js: 2}"
+    )
+    text = text.replace(
+        "  household_columns: [region]\n",
+        "  household_columns: [region]\n  record_key: {generate_seed: {env: CG_TEST_KEY_SEED}}\n",
+    )
+    tiny_release.write_text(text)
+    tiny_microdata().drop(columns="rkey").to_parquet(tiny_release.parent / "data" / "persons.parquet")
+    env = {
+        **os.environ,
+        **SECRETS,
+        "PREFECT_HOME": str(tiny_release.parent / ".prefect"),
+        "COLUMNS": "200",
+        "PREFECT_LOGGING_LEVEL": "DEBUG",
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "cubeguard.cli.main", "release", str(tiny_release)],
+        cwd=tiny_release.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    logs = run.stdout + run.stderr
+    assert "Flow run" in logs or "flow run" in logs.lower()  # Prefect's own logging was on
+    out = tiny_release.parent / "out"
+    scanned = 0
+    for path in out.rglob("*"):
+        if path.is_file() and "internal" not in path.relative_to(out).parts:
+            data = path.read_bytes()
+            scanned += 1
+            for needle in NEEDLES:
+                assert needle.encode() not in data, f"secret {needle} found in {path}"
+    assert scanned > 20
+    for needle in NEEDLES:
+        assert needle not in logs
+    assert "CG_TEST_D" not in logs and "{'env'" not in logs
