@@ -41,9 +41,12 @@ def stage(record: dict[str, Any], name: str) -> Iterator[None]:
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         stop.set()
         t.join()
-        record[name] = {"seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
-                        "load_avg_1min": round(os.getloadavg()[0], 2),
-                        "peak_rss_mb": round(max(peak[0], rss_bytes()) / 2**20, 1)}
+        record[name] = {
+            "seconds": round(seconds, 3),
+            "cpu_seconds": round(cpu, 3),
+            "load_avg_1min": round(os.getloadavg()[0], 2),
+            "peak_rss_mb": round(max(peak[0], rss_bytes()) / 2**20, 1),
+        }
 
 
 def machine() -> dict[str, Any]:

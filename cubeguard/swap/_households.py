@@ -221,13 +221,16 @@ def exchange(data: pd.DataFrame, households: Households, partner: IntArray, colu
     ``partner[i]`` is the household index of ``i``'s partner (``i`` itself when not swapped); the
     values come from the partner's first row. Rows of unswapped households are not touched.
     """
-    out = data.copy(deep=False)  # copy-on-write: the input is never modified
     partner_of_row = partner[households.of_row]
-    moved = partner_of_row != households.of_row
-    if not moved.any():
+    rows = np.flatnonzero(partner_of_row != households.of_row)
+    return copy_rows(data, rows, households.first_row[partner_of_row[rows]], columns)
+
+
+def copy_rows(data: pd.DataFrame, rows: IntArray, sources: IntArray, columns: Sequence[str]) -> pd.DataFrame:
+    """Copy of ``data`` where row ``rows[i]`` takes ``columns`` from row ``sources[i]``."""
+    out = data.copy(deep=False)  # copy-on-write: the input is never modified
+    if len(rows) == 0:
         return out
-    rows = np.flatnonzero(moved)
-    sources = households.first_row[partner_of_row[rows]]
     for column in columns:
         original = data[column]
         if isinstance(original.dtype, np.dtype):

@@ -64,7 +64,14 @@ import pandas as pd
 
 from cubeguard.errors import InternalError
 from cubeguard.swap._communal_match import Candidates, Matches, Pass, match, passes
-from cubeguard.swap._households import IntArray, dense_codes, group_codes, nested_area_codes, raise_problems
+from cubeguard.swap._households import (
+    IntArray,
+    copy_rows,
+    dense_codes,
+    group_codes,
+    nested_area_codes,
+    raise_problems,
+)
 from cubeguard.swap.params import generator
 from cubeguard.swap.params_communal import MATCHING_GROUPS, OnsCommunalSwapParams
 
@@ -465,24 +472,6 @@ def _profile_codes(res: _Residents, params: OnsCommunalSwapParams) -> list[IntAr
     return out
 
 
-def _exchange(data: pd.DataFrame, rows: IntArray, sources: IntArray, columns: Sequence[str]) -> pd.DataFrame:
-    """Copy of ``data`` where row ``rows[i]`` takes ``columns`` from row ``sources[i]``."""
-    out = data.copy(deep=False)  # copy-on-write: the input is never modified
-    if len(rows) == 0:
-        return out
-    for column in columns:
-        original = data[column]
-        if isinstance(original.dtype, np.dtype):
-            values = original.to_numpy(copy=True)
-            values[rows] = values[sources]
-        else:  # extension arrays (categorical, string, nullable): rebuild by take
-            source = np.arange(len(data), dtype=np.int64)
-            source[rows] = sources
-            values = original.array.take(source)
-        out[column] = pd.Series(values, index=data.index, name=column)
-    return out
-
-
 def _result(
     data: pd.DataFrame,
     params: OnsCommunalSwapParams,
@@ -538,7 +527,7 @@ def _result(
     own = np.arange(len(ids))
     moved = np.flatnonzero(swapped)
     return CommunalSwapResult(
-        data=_exchange(data, res.rows[moved], res.rows[partner[moved]], params.moved_columns),
+        data=copy_rows(data, res.rows[moved], res.rows[partner[moved]], params.moved_columns),
         partner=pd.Series(ids[np.where(swapped, partner, own)], index=res.ids, name="partner"),
         records=records,
         passes=pd.DataFrame(
