@@ -51,14 +51,15 @@ def encode_households(data: pd.DataFrame, id_column: str | None) -> Households:
         rows = np.arange(n_rows, dtype=np.int64)
         return Households(pd.RangeIndex(n_rows), rows, rows, np.ones(n_rows, dtype=np.int64))
     of_row, n_households = dense_codes(data[id_column])
-    first_row = _first_rows(of_row, n_households)
+    first_row = first_rows(of_row, n_households)
     ids = pd.Index(data[id_column].array.take(first_row), name=id_column)
     size = np.bincount(of_row, minlength=n_households).astype(np.int64)
     return Households(ids, of_row, first_row, size)
 
 
 @numba.njit(cache=True)
-def _first_rows(of_row: IntArray, n_groups: int) -> IntArray:
+def first_rows(of_row: IntArray, n_groups: int) -> IntArray:
+    """Index of the first row of each group ``0..n_groups-1`` (-1 for an empty group)."""
     first = np.full(n_groups, -1, dtype=np.int64)
     for row in range(of_row.shape[0]):
         if first[of_row[row]] < 0:

@@ -57,7 +57,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import numba
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -68,6 +67,7 @@ from cubeguard.swap._households import (
     IntArray,
     copy_rows,
     dense_codes,
+    first_rows,
     group_codes,
     nested_area_codes,
     raise_problems,
@@ -263,7 +263,7 @@ def _residents(data: pd.DataFrame, params: OnsCommunalSwapParams) -> _Residents:
     if problems:
         raise_problems(problems)
     establishment, _ = dense_codes(frame[p.establishment_id])
-    first = _first_rows(establishment, int(establishment.max(initial=-1)) + 1)
+    first = first_rows(establishment, int(establishment.max(initial=-1)) + 1)
     problems += _varying(frame, establishment, first, p.establishment_columns, p.establishment_id)
     if not pd.api.types.is_numeric_dtype(frame[p.age]):
         problems.append(f"age column {p.age!r} must be numeric")
@@ -307,15 +307,6 @@ def _role(value: str, params: OnsCommunalSwapParams) -> int:
     return codes.get(value, -1)
 
 
-@numba.njit(cache=True)
-def _first_rows(code: IntArray, n_groups: int) -> IntArray:
-    first = np.full(n_groups, -1, dtype=np.int64)
-    for row in range(code.shape[0]):
-        if first[code[row]] < 0:
-            first[code[row]] = row
-    return first
-
-
 def _varying(
     frame: pd.DataFrame, establishment: IntArray, first: IntArray, columns: list[str], id_column: str
 ) -> list[str]:
@@ -343,7 +334,7 @@ def _cells(res: _Residents, params: OnsCommunalSwapParams) -> tuple[pd.DataFrame
     est_rows = res.first_of_establishment
     ce_count = np.bincount(cell[est_rows], minlength=n_cells)
     in_lad = np.bincount(lad_cell[est_rows], minlength=n_lad_cells)
-    first = _first_rows(cell, n_cells)
+    first = first_rows(cell, n_cells)
     unique_in_lad = in_lad[lad_cell[first]] == 1
     type_text = res.type_text[first]
     high_impact = np.isin(type_text, list(params.high_impact_types))

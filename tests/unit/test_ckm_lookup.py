@@ -6,18 +6,9 @@ import numpy as np
 import pytest
 
 from cubeguard.ckm.lookup import LookupInputError, lookup_noise, lookup_rows, perturb_counts
-from cubeguard.ckm.ptable import PTable
+from tests.ckm_tables import HANDBOOK_TABLE
 
-# Handbook on SDC v2, Table 5.16: i = 1 -> {-1, +1}, i = 2 -> {0, +1}, i >= 3 -> {-1, 0, +1}.
-TABLE = PTable(
-    i=[0, 1, 1, 2, 2, 3, 3, 3],
-    j=[0, 0, 2, 2, 3, 2, 3, 4],
-    p=[1, 0.5, 0.5, 0.8, 0.2, 0.3, 0.4, 0.3],
-    v=[0, -1, 1, 0, 1, -1, 0, 1],
-    p_int_lb=[0, 0, 0.5, 0, 0.8, 0, 0.3, 0.7],
-    p_int_ub=[1, 0.5, 1, 0.8, 1, 0.3, 0.7, 1],
-    type=["all"] * 8,
-)
+TABLE = HANDBOOK_TABLE  # Handbook on SDC v2, Table 5.16 (tests/ckm_tables.py)
 
 
 def test_handbook_example() -> None:
