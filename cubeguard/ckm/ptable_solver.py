@@ -19,8 +19,10 @@ rounded sums (``math.fsum``) only 40 of them.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -113,7 +115,24 @@ def _nlopt() -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         import nlopt
+    _keep_swig_runtime()
     return nlopt
+
+
+def _keep_swig_runtime() -> None:
+    """Keep the SWIG runtime capsule alive until the process ends, so it is never freed at exit.
+
+    Freeing it runs ``SWIG_Python_DestroyModule``, which in the nlopt 2.9.1 wheel builds a new
+    ``swigvarlink`` object while the interpreter is being torn down and dereferences a NULL type:
+    the process then dies with SIGSEGV after everything has finished (seen as exit status 139 of
+    a test session; gdb: ``_PyObject_New(tp=0x0)`` under ``SWIG_Python_DestroyModule``). One
+    extra reference on the capsule (a single small object, never released) skips that cleanup;
+    the operating system reclaims the memory as for any process exit.
+    """
+    runtime = next((m for name, m in sys.modules.items() if name.startswith("swig_runtime_data")), None)
+    capsule = getattr(runtime, "type_pointer_capsule", None)
+    if capsule is not None:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(capsule))
 
 
 def _r_sum(rows: FloatArray) -> FloatArray:
