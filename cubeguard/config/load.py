@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from cubeguard.config.models import SCHEMA_VERSION, HrcCodes, ReleaseConfig
-from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
+from cubeguard.config.overrides import apply_overrides
+from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.errors import CubeguardError
 
@@ -60,24 +62,24 @@ class _Problems:
             doc, local = self.files[str(path[1])], path[2:]
         line = doc.line_of(local)
         where = f"{doc.file.name} line {line}" if line else doc.file.name
-        self.items.append(f"{_dotted(path)} ({where}): {message}")
+        self.items.append(f"{dotted(path)} ({where}): {message}")
 
 
-def _dotted(path: KeyPath) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out or "(top level)"
+def load_release(file: Path | str, overrides: Mapping[str, Any] | None = None) -> Release:
+    """Read, validate and resolve a release config; raise :class:`ConfigError` listing every problem.
 
-
-def load_release(file: Path | str) -> Release:
-    """Read, validate and resolve a release config; raise :class:`ConfigError` listing every problem."""
+    ``overrides`` set key paths (as errors print them, e.g. ``steps[0].js``) before validation.
+    """
     file = Path(file).resolve()
     main = load_yaml(file)
     problems = _Problems(main)
     if not isinstance(main.data, dict):
         raise ConfigError(file, [f"(top level) ({file.name}): the config must be a YAML mapping of keys"])
     data = _inline_variable_files(main.data, file.parent, problems)
+    if overrides:
+        data, bad = apply_overrides(data, overrides)
+        if bad:
+            raise ConfigError(file, bad)
     # The hash identifies the content (paths as written, relative to the config), not its location.
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
     _resolve_paths(data, file.parent)
@@ -87,6 +89,7 @@ def load_release(file: Path | str) -> Release:
         raise ConfigError(file, problems.items)
     breakdowns = _resolve_breakdowns(cfg, problems)
     _check_references(cfg, breakdowns, problems)
+    _check_pre_tabular(cfg, problems)
     if problems.items:
         raise ConfigError(file, problems.items)
     return Release(cfg, file, breakdowns, digest)
@@ -168,6 +171,9 @@ _UNION_TAGS = {
     "identity",
     "cell_key",
     "targeted_swap",
+    "random_swap",
+    "ons_household_swap",
+    "ons_communal_swap",
     "int",
     "float",
     "EnvSecret",
@@ -240,6 +246,38 @@ def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], prob
         for j, cid in enumerate(step.cubes or []):
             if cid not in ids:
                 problems.add(("steps", k, "cubes", j), _unknown("hypercube", cid, ids))
+
+
+def _check_pre_tabular(cfg: ReleaseConfig, problems: _Problems) -> None:
+    """Each swap step against its method's parameters, before any data is read; names, cube ids."""
+    if not cfg.pre_tabular:
+        return
+    from cubeguard.config.swap_params import placeholders, swap_params
+    from cubeguard.config.swap_params import problems as param_problems
+
+    ids = {c.id for c in cfg.hypercubes}
+    names: dict[str, int] = {}
+    for k, step in enumerate(cfg.pre_tabular):
+        where: KeyPath = ("pre_tabular", k)
+        if step.name in names:
+            problems.add(
+                (*where, "name"),
+                f"name {step.name!r} is also used by pre_tabular[{names[step.name]}]; "
+                "give each step its own name (it names the step's report)",
+            )
+        names.setdefault(step.name, k)
+        for j, cid in enumerate(step.report_cubes):
+            if cid not in ids:
+                problems.add((*where, "report_cubes", j), _unknown("hypercube", cid, ids))
+        if isinstance(step.seed, int) and step.seed < 0:
+            problems.add((*where, "seed"), "the seed must be a non-negative integer; change the value")
+        try:
+            swap_params(step, cfg.input, placeholders(step))
+        except ValidationError as exc:
+            for loc, msg in param_problems(step, exc):
+                problems.add((*where, *loc), msg[0].lower() + msg[1:])
+        except CubeguardError as exc:
+            problems.add(where, str(exc))
 
 
 def _unknown(what: str, name: str, known: Any) -> str:

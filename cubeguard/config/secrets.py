@@ -59,3 +59,25 @@ def resolve_number(value: SecretNumber | SecretInt, key: str, prefect_reader: Se
         return float(raw) if "." in raw or "e" in raw.lower() else int(raw)
     except ValueError:
         raise CubeguardError(f"{key}: the referenced secret is not a number; store a number in it.") from None
+
+
+def secret_references(node: object, path: str = "") -> dict[str, SecretRef]:
+    """Every secret given by reference in a config model, by key path (e.g. ``steps[0].D``)."""
+    if isinstance(node, (EnvSecret, PrefectSecret)):
+        return {path: node}
+    found: dict[str, SecretRef] = {}
+    if isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            found |= secret_references(getattr(node, name), f"{path}.{name}" if path else name)
+    elif isinstance(node, (list, tuple)):
+        for i, item in enumerate(node):
+            found |= secret_references(item, f"{path}[{i}]")
+    elif isinstance(node, dict):
+        for key, item in node.items():
+            found |= secret_references(item, f"{path}.{key}" if path else str(key))
+    return found
+
+
+def resolve_references(node: object, prefect_reader: SecretReader | None = None) -> dict[str, float]:
+    """The values of every referenced secret of a config (for the internal audit record and run keys)."""
+    return {key: resolve_number(ref, key, prefect_reader) for key, ref in secret_references(node).items()}

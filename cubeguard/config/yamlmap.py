@@ -29,6 +29,14 @@ class LocatedYaml:
         return None
 
 
+def dotted(path: KeyPath) -> str:
+    """``("steps", 0, "D")`` -> ``steps[0].D``: how errors name a key."""
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
 def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> Any:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):

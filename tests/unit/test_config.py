@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,114 @@ def test_env_secret_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert resolve_number(EnvSecret(env="CG_TEST_SEED"), "input.record_key.generate_seed") == 12345
     with pytest.raises(CubeguardError, match="environment variable CG_MISSING is not set"):
         resolve_number(EnvSecret(env="CG_MISSING"), "x")
+
+
+SWAP_STEPS = """\
+pre_tabular:
+  - {method: targeted_swap, hierarchy: [region], similar: [[sex]], seed: 1, report_cubes: [c1]}
+  - method: random_swap
+    swap_columns: [region]
+    swap_rate: 0.1
+    seed: 2
+    where: {sex: ["1"]}
+  - method: ons_household_swap
+    hierarchy: [region]
+    household_size: hsize
+    risk_variables: [sex, age]
+    risk_thresholds: [0.1]
+    seed: 3
+    report_cubes: [c1, hh]
+  - method: ons_communal_swap
+    rate_a: 0.05
+    rate_b: 0.1
+    rate_c: 0.2
+    family_rate: 0.1
+    risk_variables: [sex]
+    hierarchy: [region]
+    score_area: region
+    unique_area: region
+    family_area: region
+    delivery_group: dg
+    matching: {staff: [[sex], []]}
+    seed: 4
+"""
+
+
+def test_every_swap_variant_loads_as_a_pre_tabular_step(tmp_path: Path) -> None:
+    from cubeguard.config.models import OnsCommunalSwapStep, OnsHouseholdSwapStep, RandomSwapStep, TargetedSwapStep
+
+    path = tmp_path / "c.yaml"
+    path.write_text(TINY_CONFIG + SWAP_STEPS)
+    steps = load_release(path).config.pre_tabular
+    assert [type(s) for s in steps] == [TargetedSwapStep, RandomSwapStep, OnsHouseholdSwapStep, OnsCommunalSwapStep]
+    assert [s.name for s in steps] == ["targeted_swap", "random_swap", "ons_household_swap", "ons_communal_swap"]
+    assert steps[0].report_cubes == ["c1"] and steps[1].report_cubes == [] and steps[2].report_cubes == ["c1", "hh"]
+    assert steps[1].where == {"sex": ["1"]} and steps[1].unit == "households"
+    assert steps[3].matching.staff == [["sex"], []] and steps[3].matching.client_adult == [[]]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("    swap_columns: [region]\n", "    swap_colums: [region]\n",
+         r"pre_tabular\[1\]\.swap_colums \(c\.yaml line \d+\): unknown key 'swap_colums'"),
+        ("    swap_rate: 0.1\n", "    swap_rate: 0.7\n",
+         r"pre_tabular\[1\]\.swap_rate \(c\.yaml line \d+\): input should be less than or equal to 0\.5"),
+        ("    swap_rate: 0.1\n", "    swap_rate: {env: RATE, file: x}\n",
+         r"pre_tabular\[1\]\.swap_rate\.file \(c\.yaml line \d+\): unknown key 'file'"),
+        ("    seed: 2\n", "    seed: -2\n",
+         r"pre_tabular\[1\]\.seed \(c\.yaml line \d+\): the seed must be a non-negative integer"),
+        ("risk_thresholds: [0.1]", "risk_thresholds: [0.1, 0.2]",
+         r"pre_tabular\[2\] \(c\.yaml line \d+\): risk_thresholds has 2 values but hierarchy has 1 levels"),
+        ("    household_size: hsize\n", "",
+         r"pre_tabular\[2\]\.household_size \(c\.yaml line \d+\): this required key is missing"),
+        ("report_cubes: [c1, hh]", "report_cubes: [c1, hhh]",
+         r"pre_tabular\[2\]\.report_cubes\[1\] \(c\.yaml line \d+\): unknown hypercube 'hhh'; did you mean hh\?"),
+        ("    rate_a: 0.05\n", "    rate_a: 0.5\n",
+         r"pre_tabular\[3\] \(c\.yaml line \d+\): swap rates must satisfy rate_a <= rate_b <= rate_c"),
+        ("    score_area: region\n", "    score_area: lau\n",
+         r"pre_tabular\[3\] \(c\.yaml line \d+\): score_area 'lau' must be one of the hierarchy columns"),
+        ("matching: {staff: [[sex], []]}", "matching: {staf: [[sex], []]}",
+         r"pre_tabular\[3\]\.matching\.staf \(c\.yaml line \d+\): unknown key 'staf'"),
+        ("- method: ons_household_swap\n", "- method: ons_houshold_swap\n",
+         r"pre_tabular\[2\] \(c\.yaml line \d+\): input tag 'ons_houshold_swap' found using 'method' does not match"),
+        ("- method: random_swap\n", "- method: random_swap\n    name: targeted_swap\n",
+         r"pre_tabular\[1\]\.name \(c\.yaml line \d+\): name 'targeted_swap' is also used by pre_tabular\[0\]"),
+        ("    swap_columns: [region]\n", "    swap_columns: [region]\n    carry_along: [region]\n",
+         r"pre_tabular\[1\] \(c\.yaml line \d+\): columns \['region'\] appear more than once"),
+        ("  household_columns: [region]\n", "  household_columns: [region]\n  household_id: null\n",
+         r"pre_tabular\[0\] \(c\.yaml line \d+\): this swap needs a household id; set input\.household_id"),
+    ],
+)  # fmt: skip
+def test_swap_step_mistakes_name_their_key_path(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    text = TINY_CONFIG + SWAP_STEPS
+    assert old in text
+    problems = _problems(tmp_path, text.replace(old, new, 1))
+    assert any(re.match(expected, p) for p in problems), problems
+
+
+def test_swap_secrets_may_be_given_by_reference(tmp_path: Path) -> None:
+    from cubeguard.config.secrets import EnvSecret, PrefectSecret
+
+    text = (
+        (TINY_CONFIG + SWAP_STEPS)
+        .replace("    swap_rate: 0.1\n    seed: 2\n", "    swap_rate: {env: RATE}\n    seed: {prefect_secret: s}\n")
+        .replace("risk_thresholds: [0.1]", "risk_thresholds: [{env: T0}]")
+        .replace("    rate_b: 0.1\n    rate_c: 0.2\n", "    rate_b: {env: B}\n    rate_c: {env: C}\n")
+        .replace("seed: 1,", "seed: {env: SEED}, k_anonymity: {env: K}, swap_rate: {env: R},")
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    targeted, random, ons, communal = load_release(path).config.pre_tabular  # no variable needs to be set
+    assert targeted.seed == EnvSecret(env="SEED") and targeted.k_anonymity == EnvSecret(env="K")
+    assert random.swap_rate == EnvSecret(env="RATE") and random.seed == PrefectSecret(prefect_secret="s")
+    assert ons.risk_thresholds == [EnvSecret(env="T0")]
+    assert communal.rate_a == 0.05 and communal.rate_b == EnvSecret(env="B")
+    # Inline rates are still checked against each other when others are references.
+    problems = _problems(
+        tmp_path,
+        text.replace("    rate_a: 0.05\n", "    rate_a: 0.5\n")
+        .replace("    family_rate: 0.1\n", "    family_rate: 0.1\n    rate_c: 0.3\n")
+        .replace("    rate_c: {env: C}\n", ""),
+    )
+    assert any("swap rates must satisfy rate_a <= rate_b <= rate_c" in p for p in problems), problems
