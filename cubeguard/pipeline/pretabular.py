@@ -1,8 +1,11 @@
 """Pre-tabular protection: swap the microdata once, then tabulate every cube from the result.
 
-Only the columns the swap needs are held in memory; the full microdata are then streamed once,
-batch by batch, with the swapped geography and carry-along columns put in, into an internal
-Parquet file. Row order is kept, so swapped columns line up with the streamed batches.
+Each ``pre_tabular`` step (:mod:`cubeguard.pipeline.pretabular_steps` runs its method) reads only
+the columns it needs, sees the earlier steps' swaps, and writes ``internal/<name>_report.json``:
+units and persons swapped per level and per area, cases without a partner, and the effect on the
+step's ``report_cubes`` (:mod:`cubeguard.pipeline.swap_effect`). The full microdata are then
+streamed once, batch by batch, with the swapped columns put in, into an internal Parquet file. Row
+order is kept, so swapped columns line up with the streamed batches.
 """
 
 from __future__ import annotations
@@ -12,81 +15,133 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pydantic import ValidationError
 
 from cubeguard.config.load import Release
-from cubeguard.config.models import TargetedSwapStep
-from cubeguard.config.secrets import SecretReader, resolve_number
+from cubeguard.config.models import OnsCommunalSwapStep, TargetedSwapStep
+from cubeguard.config.secrets import SecretInt, SecretNumber, SecretReader, resolve_number
+from cubeguard.config.swap_params import SwapParams, SwapStep, cap_column, problems, swap_params
+from cubeguard.cubes.encode import population_mask
 from cubeguard.errors import CubeguardError
 from cubeguard.microdata.read import iter_batches
-from cubeguard.swap.params import TargetedSwapParams
-from cubeguard.swap.targeted import targeted_swap
+from cubeguard.pipeline.pretabular_steps import Swapped, needed_columns, swap
+from cubeguard.pipeline.swap_effect import cube_columns, cube_effects
+from cubeguard.swap.params import RandomSwapParams
 
 
 def apply_pre_tabular(
     release: Release, prefect_reader: SecretReader | None = None, progress: Callable[[str, int], None] | None = None
 ) -> dict[str, Any]:
-    """Run the configured pre-tabular steps; write the swapped microdata and an internal report."""
+    """Run the configured pre-tabular steps; write the swapped microdata and internal reports.
+
+    Returns a public summary: step names and the households and persons each swapped (no secret).
+    """
     cfg = release.config
     if not cfg.pre_tabular:
         return {"steps": []}
-    summaries = []
-    swapped: dict[str, pa.Array] = {}
+    swapped: dict[str, pd.Series] = {}
+    done = []
     for k, step in enumerate(cfg.pre_tabular):
-        columns, result = _swap(release, step, f"pre_tabular[{k}]", prefect_reader, swapped)
-        swapped.update({c: pa.array(result.data[c].to_numpy(dtype=object)) for c in columns})
-        summaries.append(_summary(step, result, cfg.output.internal))
+        result = _run_step(release, step, f"pre_tabular[{k}]", prefect_reader, swapped)
+        swapped.update({c: result.data[c] for c in result.moved})
+        done.append((step.name, result))
     _rewrite(release, swapped, cfg.output.swapped_microdata, progress)
-    return {"steps": [s["name"] for s in summaries], "households_swapped": [s["households_swapped"] for s in summaries]}
+    return {
+        "steps": [name for name, _ in done],
+        "households_swapped": [r.households for _, r in done],
+        "persons_swapped": [r.persons for _, r in done],
+    }
 
 
-def _swap(
-    release: Release, step: TargetedSwapStep, where: str, reader: SecretReader | None, earlier: dict[str, pa.Array]
-) -> tuple[list[str], Any]:
-    hid = step.household_id or release.config.input.household_id
-    if hid is None:
-        raise CubeguardError(f"{where}: swapping needs a household id; set input.household_id or {where}.household_id")
-    similar_cols = {c for profile in step.similar for c in profile}
-    needed = sorted({hid, *step.hierarchy, *step.risk_variables, *step.carry_along, *similar_cols})
-    frame = pd.concat([b.to_pandas() for b in iter_batches(release.config.input, needed)], ignore_index=True)
+def _run_step(
+    release: Release, step: SwapStep, where: str, reader: SecretReader | None, earlier: dict[str, pd.Series]
+) -> Swapped:
+    params, seed = _params(release, step, where, reader)
+    caps = step.caps if isinstance(step, TargetedSwapStep) else {}
+    columns = sorted({*needed_columns(params, caps), *cube_columns(release, step.report_cubes)})
+    frame, selected = _read(release, step, columns, earlier)
+    for col, cap in caps.items():
+        frame[cap_column(col)] = pd.to_numeric(frame[col]).clip(upper=cap)
+    result = _swap_selected(frame, selected, params, seed, where)
+    report = {"name": step.name, "method": step.method, **result.report}
+    report["cube_effects"] = cube_effects(release, step.report_cubes, frame, result.data)
+    internal = release.config.output.internal
+    internal.mkdir(parents=True, exist_ok=True)
+    (internal / f"{step.name}_report.json").write_text(json.dumps(report, indent=2))
+    return result
+
+
+def _params(release: Release, step: SwapStep, where: str, reader: SecretReader | None) -> tuple[SwapParams, int]:
+    """The method's parameters and seed with secrets resolved; errors name the key, never a value."""
+
+    def number(key: str, value: SecretNumber | SecretInt) -> float:
+        return resolve_number(value, f"{where}.{key}", reader)
+
+    try:
+        params = swap_params(step, release.config.input, number)
+    except ValidationError as exc:
+        lines = [f"{where}{''.join(_key(p) for p in loc)}: {msg}" for loc, msg in problems(step, exc)]
+        raise CubeguardError("; ".join(lines)) from None
+    seed = number("seed", step.seed)
+    if seed != int(seed) or seed < 0:
+        raise CubeguardError(f"{where}.seed: the seed must be a non-negative integer; change the secret")
+    return params, int(seed)
+
+
+def _key(part: str | int) -> str:
+    return f"[{part}]" if isinstance(part, int) else f".{part}"
+
+
+def _read(
+    release: Release, step: SwapStep, columns: list[str], earlier: dict[str, pd.Series]
+) -> tuple[pd.DataFrame, npt.NDArray[np.bool_] | None]:
+    """The step's columns (earlier steps' swaps put in) and the rows its ``where`` selects."""
+    selection = {} if isinstance(step, OnsCommunalSwapStep) else step.where
+    names = sorted({*columns, *selection})
+    frames = [batch.to_pandas() for batch in iter_batches(release.config.input, names)]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=names)
     for col, values in earlier.items():  # a later step sees the earlier steps' swaps
         if col in frame:
-            frame[col] = values.to_pandas()
-    for col, cap in step.caps.items():
-        frame[f"{col}__cap"] = pd.to_numeric(frame[col]).clip(upper=cap)
-    similar = tuple(tuple(f"{c}__cap" if c in step.caps else c for c in profile) for profile in step.similar)
-    params = TargetedSwapParams(
-        household_id=hid,
-        hierarchy=tuple(step.hierarchy),
-        similar=similar,
-        risk_variables=tuple(step.risk_variables),
-        carry_along=tuple(step.carry_along),
-        swap_rate=float(resolve_number(step.swap_rate, f"{where}.swap_rate", reader)),
-        k_anonymity=int(resolve_number(step.k_anonymity, f"{where}.k_anonymity", reader)),
-    )
-    result = targeted_swap(frame, params, seed=int(resolve_number(step.seed, f"{where}.seed", reader)))
-    return [*step.hierarchy, *step.carry_along], result
+            frame[col] = values.to_numpy() if isinstance(values.dtype, np.dtype) else values.array
+    if not selection:
+        return frame, None
+    chosen = pa.RecordBatch.from_pandas(frame[list(selection)], preserve_index=False)
+    return frame, population_mask(chosen, selection, None)
 
 
-def _summary(step: TargetedSwapStep, result: Any, internal: Path) -> dict[str, Any]:
-    """Write the step's internal report (counts per level, no-donor cases); return a public summary."""
-    internal.mkdir(parents=True, exist_ok=True)
-    report = {
-        "name": step.name,
-        "households_swapped": result.n_households_swapped,
-        "persons_swapped": result.n_persons_swapped,
-        "must_swap_households_per_level": {str(k): int(v) for k, v in result.must_swap_counts.items()},
-        "swapped_households_per_level": {str(k): int(v) for k, v in result.swap_level.value_counts().items()},
-        "no_donor": result.no_donor.reset_index().astype(str).to_dict("records"),
-    }
-    (internal / f"{step.name}_report.json").write_text(json.dumps(report, indent=2))
-    return report
+def _swap_selected(
+    frame: pd.DataFrame, selected: npt.NDArray[np.bool_] | None, params: SwapParams, seed: int, where: str
+) -> Swapped:
+    """Swap the selected rows only; the others keep their values."""
+    if selected is None:
+        return swap(frame, params, seed)
+    hid = params.unit_id if isinstance(params, RandomSwapParams) else getattr(params, "household_id", None)
+    if hid is not None:
+        split = pd.Series(selected).groupby(frame[hid].to_numpy()).nunique() > 1
+        if split.any():
+            examples = ", ".join(map(str, split.index[split.to_numpy()][:3]))
+            raise CubeguardError(
+                f"{where}.where: the selection splits {int(split.sum())} households (e.g. {examples}); "
+                "select on household-level columns"
+            )
+    rows = np.flatnonzero(selected)
+    part = swap(frame.iloc[rows].reset_index(drop=True), params, seed)
+    data = frame.copy(deep=False)
+    for col in part.moved:
+        column = frame[col].copy()
+        column.iloc[rows] = part.data[col].to_numpy()
+        data[col] = column
+    return Swapped(data, part.moved, part.households, part.persons, part.report)
 
 
 def _rewrite(
-    release: Release, swapped: dict[str, pa.Array], target: Path, progress: Callable[[str, int], None] | None
+    release: Release, swapped: dict[str, pd.Series], target: Path, progress: Callable[[str, int], None] | None
 ) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")
@@ -98,7 +153,7 @@ def _rewrite(
             for col, values in swapped.items():
                 i = batch.schema.get_field_index(col)
                 batch = batch.set_column(
-                    i, col, values.slice(offset, n).cast(pa.string()).cast(batch.schema.field(col).type)
+                    i, batch.schema.field(i), _like(values.iloc[offset : offset + n], batch.column(i))
                 )
             if writer is None:
                 writer = pq.ParquetWriter(tmp, batch.schema, compression="zstd")
@@ -110,3 +165,26 @@ def _rewrite(
         if writer is not None:
             writer.close()
     tmp.replace(target)
+
+
+def _like(values: pd.Series, like: pa.Array) -> pa.Array:
+    """``values`` as an Arrow array of ``like``'s type; dictionary columns keep ``like``'s dictionary.
+
+    So unswapped values are written back exactly as read (swap rate 0 gives the input back).
+    """
+    if pa.types.is_dictionary(like.type):
+        dictionary = like.dictionary
+        plain = _like(values, dictionary)
+        indices = pc.index_in(plain, value_set=dictionary)
+        if indices.null_count == plain.null_count:
+            return pa.DictionaryArray.from_arrays(indices.cast(like.type.index_type), dictionary)
+        return plain.dictionary_encode().cast(like.type)
+    arr = pa.Array.from_pandas(values)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if arr.type == like.type:
+        return arr
+    try:
+        return arr.cast(like.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return arr.cast(pa.string()).cast(like.type)

@@ -53,7 +53,8 @@ class OnsSwapResult:
     """Outcome of :func:`ons_household_swap`; household tables are indexed by household id.
 
     Attributes:
-        data: the swapped data (same rows and order; only the hierarchy columns changed).
+        data: the swapped data (same rows and order; only the hierarchy and carry-along columns
+            changed).
         partner: partner household id (own id when not swapped).
         sampled: whether the household was drawn into the sample.
         high_risk: whether a member's score exceeds a level's threshold.
@@ -111,7 +112,7 @@ def ons_household_swap(data: pd.DataFrame, params: OnsHouseholdSwapParams, seed:
 def _prepare(data: pd.DataFrame, params: OnsHouseholdSwapParams) -> _Prepared:
     optional = [c for c in (params.delivery_group, params.imputed) if c is not None]
     matching = list(dict.fromkeys(c for profile in params.matching for c in profile))
-    household_columns = [*params.hierarchy, params.household_size, *matching, *optional]
+    household_columns = [*params.hierarchy, *params.carry_along, params.household_size, *matching, *optional]
     needed = [params.household_id, *household_columns, *params.risk_variables]
     raise_problems(check_columns(data, needed, "ONS swap"))
     households = encode_households(data, params.household_id)
@@ -264,7 +265,7 @@ def _result(
         return pd.Series(pd.Categorical.from_codes(valid, categories=names), index=ids, name=name)
 
     return OnsSwapResult(
-        data=exchange(data, households, partner, list(params.hierarchy)),
+        data=exchange(data, households, partner, [*params.hierarchy, *params.carry_along]),
         partner=pd.Series(ids[partner], index=ids, name="partner"),
         sampled=pd.Series(sampled, index=ids, name="sampled"),
         high_risk=pd.Series(high_risk, index=ids, name="high_risk"),

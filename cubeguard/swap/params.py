@@ -157,6 +157,8 @@ class OnsHouseholdSwapParams(BaseModel):
         delivery_group: optional household column; swapping stays inside each group.
         imputed: optional household column (true/false); imputed households get no risk score and
             are neither sampled nor partners.
+        carry_along: further household-level columns exchanged with the geography (e.g. a locality
+            size class that is a function of the lowest level).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -172,6 +174,7 @@ class OnsHouseholdSwapParams(BaseModel):
     max_area_share: Annotated[float, Field(gt=0.0, le=1.0)] = 0.25
     delivery_group: ColumnName | None = None
     imputed: ColumnName | None = None
+    carry_along: Columns = ()
 
     @model_validator(mode="after")
     def _check_columns(self) -> OnsHouseholdSwapParams:
@@ -181,9 +184,9 @@ class OnsHouseholdSwapParams(BaseModel):
                 f"risk_thresholds has {len(self.risk_thresholds)} values but hierarchy has "
                 f"{len(self.hierarchy)} levels; give one threshold per level"
             )
-        moved = [self.household_id, *self.hierarchy]
+        moved = [self.household_id, *self.hierarchy, *self.carry_along]
         if dup := _duplicates(moved):
-            problems.append(f"columns {dup} appear more than once in household_id and hierarchy")
+            problems.append(f"columns {dup} appear more than once in household_id, hierarchy and carry_along")
         matched = [self.household_size, *(c for profile in self.matching for c in profile)]
         if clash := sorted(set(matched) & set(moved)):
             problems.append(f"household_size and matching use swapped columns {clash}")

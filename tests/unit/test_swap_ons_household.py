@@ -145,3 +145,21 @@ def test_invalid_params_and_data() -> None:
         ons_household_swap(data, OnsHouseholdSwapParams(**BASE), seed=0)
     with pytest.raises(SwapDataError, match=r"ONS swap columns \['sex'\] are not in the data"):
         ons_household_swap(town(50).drop(columns="sex"), OnsHouseholdSwapParams(**BASE), seed=0)
+
+
+def test_carry_along_columns_move_with_the_geography() -> None:
+    data = town(seed=2)
+    data["oa_class"] = data["oa"] % 3  # a function of the lowest level, as a locality size class
+    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.3, carry_along=("oa_class",))
+    result = ons_household_swap(data, params, seed=4)
+    moved = (result.data["oa"] != data["oa"]).to_numpy()
+    assert moved.sum() > 50
+    np.testing.assert_array_equal(result.data["oa_class"], result.data["oa"] % 3)
+    unchanged = [c for c in data.columns if c not in ("msoa", "oa", "oa_class")]
+    pd.testing.assert_frame_equal(result.data[unchanged], data[unchanged])
+    with pytest.raises(ValidationError, match=r"columns \['oa'\] appear more than once in household_id, hierarchy"):
+        OnsHouseholdSwapParams(**BASE, carry_along=("oa",))
+    big = data["hid"].value_counts().idxmax()
+    data.loc[data.index[data["hid"] == big][0], "oa_class"] = 7
+    with pytest.raises(SwapDataError, match="column 'oa_class' varies within 1 households"):
+        ons_household_swap(data, params, seed=0)
