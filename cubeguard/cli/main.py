@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cubeguard.cli.audit import app as audit_app
 from cubeguard.cli.errors import user_errors
 from cubeguard.cli.progress import StageBars
 from cubeguard.cli.runtime import prefect_env
 
 app = typer.Typer(help="Protect census hypercubes before publication.", no_args_is_help=True, add_completion=False)
+app.add_typer(audit_app, name="audit")
 out = Console()
 
 
@@ -51,34 +53,54 @@ def validate(config: Path) -> None:
     out.print(f"[green]Valid:[/] {rep.records:,} records pass every rule.")
 
 
+def parse_sets(items: list[str]) -> dict[str, object]:
+    """``["steps[0].js=3", "output.folder=out2"]`` -> overrides (values read as YAML scalars)."""
+    import yaml
+
+    from cubeguard.errors import CubeguardError
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CubeguardError(f"--set {item!r}: write it as KEY=VALUE, e.g. --set steps[0].js=3")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
 @app.command()
 @user_errors
-def release(config: Path) -> None:
-    """Run a release as a Prefect flow: prepare input, validate, tabulate, write the Zarr store."""
+def release(
+    config: Path,
+    sets: list[str] = typer.Option([], "--set", help="Change a config key for this run: KEY=VALUE (repeatable)."),
+    release_id: str = typer.Option(None, "--release-id", help="Published folder name (default <name>-<UTC time>)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Recompute every step, even those an earlier attempt finished."),
+    dask_address: str = typer.Option(None, "--dask-address", help="Run tabulation and per-cube tasks on this Dask scheduler."),
+    workers: int = typer.Option(0, "--workers", help="Run tabulation and per-cube tasks on a local Dask cluster of N workers."),
+    parts: int = typer.Option(0, "--parts", help="Row-group partitions tabulated at once (default: --workers, or 4 with --dask-address)."),
+) -> None:
+    """Run a release as a Prefect flow: validate, protect, measure, gate, publish, audit."""
     from cubeguard.config import load_release
     from cubeguard.microdata.read import count_records
 
-    rel = load_release(config)
+    overrides = parse_sets(sets)
+    rel = load_release(config, overrides or None)
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()
-    from flows.release import release_flow
+    from flows.release import release_flow, with_dask
     from tasks.progress import set_sink
 
+    cubes = len(rel.config.hypercubes)
+    totals = {"synth": n, "validate": n, "tabulate": n, "write": cubes, "protect": cubes, "swap": n,
+              "publish": cubes * (1 + len(rel.config.output.exports))}  # fmt: skip
     t0 = time.perf_counter()
-    with StageBars(
-        {
-            "synth": n,
-            "validate": n,
-            "tabulate": n,
-            "write": len(rel.config.hypercubes),
-            "protect": len(rel.config.hypercubes),
-            "swap": n,
-        }
-    ) as bars:
+    flow_fn = with_dask(release_flow, dask_address, workers)
+    with StageBars(totals) as bars:
         set_sink(bars.update)
         try:
-            result = release_flow(str(config.resolve()))
+            n_parts = parts or workers or (4 if dask_address else 1)
+            result = flow_fn(str(config.resolve()), overrides, release_id, fresh, n_parts)
         finally:
             set_sink(None)
     _print_summary(result, time.perf_counter() - t0)
@@ -86,7 +108,7 @@ def release(config: Path) -> None:
 
 def _print_summary(result: dict, seconds: float) -> None:  # type: ignore[type-arg]
     """One row per cube: size, sparsity, and what protection changed."""
-    table = Table(title=f"Release written to {result['stores']['protected']}")
+    table = Table(title=f"Release {result['release_id']}")
     cols = ("cube", "dims", "cells", "total", "zeros", "steps", "changed", "1s+2s")
     for col in cols:
         table.add_column(col, justify="left" if col in ("cube", "steps") else "right", no_wrap=True)
@@ -113,6 +135,68 @@ def _print_summary(result: dict, seconds: float) -> None:  # type: ignore[type-a
                   f"Data Docs: {gates.get('docs')}")
     if result.get("report"):
         out.print(f"Report (internal): {result['report']}")
+    out.print(f"[green]Published[/] {result['published']} (audit record {result['audit']['seq']})")
+
+
+@app.command()
+@user_errors
+def sweep(config: Path, grid: Path = typer.Option(..., "--grid", help="YAML grid of parameter sets.")) -> None:
+    """Run one protection step over a grid of parameter sets on the tabulated cubes; draw the R-U map.
+
+    Needs the release's original store (run ``cubeguard release`` first). Everything written,
+    parameters included, stays in ``<output>/internal/sweep/<time>``.
+    """
+    from cubeguard.config import load_release
+    from cubeguard.sweep import load_grid, run_sweep, sweep_folder
+    from tasks.secrets import read_prefect_secret
+
+    release_ = load_release(config)
+    grid_ = load_grid(grid)
+    n_cubes = len(grid_.spec.cubes or release_.config.hypercubes)
+    with StageBars({"build": len(grid_.sets), "sweep": len(grid_.sets) * n_cubes}) as bars:
+        result = run_sweep(
+            release_, grid_, release_.config.output.original_store, sweep_folder(release_),
+            progress=bars.update, prefect_reader=read_prefect_secret,
+        )  # fmt: skip
+    for line in result.lines():  # names sets by number and place in the grid file, never by value
+        out.print(line, markup=False, highlight=False)
+    out.print(f"R-U map and table (internal): {result.html}")
+
+
+@app.command()
+@user_errors
+def serve(
+    config: Path,
+    name: str = typer.Option(None, help="Deployment name (default: the release name)."),
+    cron: str = typer.Option(None, help="Schedule, e.g. '0 2 * * 1' for Mondays at 02:00."),
+) -> None:
+    """Serve the release as a Prefect deployment (schedules, reruns from the UI) until stopped.
+
+    Needs a Prefect server: start one with ``cubeguard server`` and set PREFECT_API_URL as it says.
+    """
+    import os
+
+    from cubeguard.errors import CubeguardError
+
+    if not os.environ.get("PREFECT_API_URL"):
+        raise CubeguardError("set PREFECT_API_URL to a Prefect server (start one with 'cubeguard server') first")
+    prefect_env()
+    from flows.deploy import serve_release
+
+    serve_release(config, name, cron)
+
+
+@app.command()
+def server(port: int = typer.Option(4200), host: str = typer.Option("127.0.0.1")) -> None:
+    """Start a local Prefect server with its UI (SQLite under .cubeguard/prefect)."""
+    import os
+    import subprocess
+    import sys
+
+    prefect_env()
+    out.print(f"Prefect UI on http://{host}:{port}; in another shell: export PREFECT_API_URL=http://{host}:{port}/api")
+    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port)]
+    raise typer.Exit(subprocess.call(cmd, env={**os.environ, "PREFECT_LOGGING_LEVEL": "WARNING"}))
 
 
 @app.command()

@@ -11,6 +11,9 @@ _LABELS = {
     "write": "Writing cubes to Zarr",
     "protect": "Protecting cubes",
     "swap": "Writing swapped microdata",
+    "publish": "Publishing",
+    "build": "Building parameter sets",
+    "sweep": "Protecting and measuring",
 }
 
 

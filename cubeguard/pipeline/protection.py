@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
+import zarr
 
 from cubeguard.config.load import Release
 from cubeguard.config.secrets import SecretReader
@@ -40,24 +41,41 @@ def protect_release(
     progress: Callable[[str, int], None] | None = None,
 ) -> list[ProtectionSummary]:
     """Run every configured step on every cube it targets; write all cubes to ``protected``."""
-    steps = [(s, build_step(s, f"steps[{k}]", prefect_reader)) for k, s in enumerate(release.config.steps)]
-    if protected.exists():
-        shutil.rmtree(protected)
     out = []
-    for cube_id in list_cubes(original):
-        cube = open_cube(original, cube_id)
-        applied = [s.name for s, _ in steps if s.cubes is None or cube_id in s.cubes]
-        for spec, fn in steps:
-            if spec.cubes is None or cube_id in spec.cubes:
-                cube = fn(cube)
-        if "noise" not in cube:
-            cube = cube.assign(noise=cube["count"] * 0)
-        published = cube.drop_vars("key_sum").assign_attrs(steps=applied)
-        write_cube(protected, published, release.config.output.chunk_cells)
-        out.append(_summary(cube_id, applied, open_cube(protected, cube_id)))
+    for cube_id in start_protected_store(original, protected):
+        out.append(protect_cube(release, cube_id, original, protected, prefect_reader))
         if progress:
             progress("protect", 1)
     return out
+
+
+def start_protected_store(original: Path, protected: Path) -> list[str]:
+    """Empty the protected store (its root group created) and list the cubes to protect.
+
+    After this, :func:`protect_cube` may run for different cubes at once, in threads, processes
+    or Dask workers: each writes only its own group.
+    """
+    if protected.exists():
+        shutil.rmtree(protected)
+    zarr.open_group(protected, mode="w", zarr_format=3)
+    return list_cubes(original)
+
+
+def protect_cube(
+    release: Release, cube_id: str, original: Path, protected: Path, prefect_reader: SecretReader | None = None
+) -> ProtectionSummary:
+    """Apply the steps that target ``cube_id`` and write it to ``protected``; the same wherever it runs."""
+    steps = [(s, build_step(s, f"steps[{k}]", prefect_reader)) for k, s in enumerate(release.config.steps)]
+    cube = open_cube(original, cube_id)
+    applied = [s.name for s, _ in steps if s.cubes is None or cube_id in s.cubes]
+    for spec, fn in steps:
+        if spec.cubes is None or cube_id in spec.cubes:
+            cube = fn(cube)
+    if "noise" not in cube:
+        cube = cube.assign(noise=cube["count"] * 0)
+    published = cube.drop_vars("key_sum").assign_attrs(steps=applied)
+    write_cube(protected, published, release.config.output.chunk_cells)
+    return _summary(cube_id, applied, open_cube(protected, cube_id))
 
 
 def _summary(cube_id: str, applied: list[str], cube: xr.Dataset) -> ProtectionSummary:

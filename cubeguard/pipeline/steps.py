@@ -6,12 +6,13 @@ time, and never leave this module except inside the built p-table (whose repr hi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import xarray as xr
 
 from cubeguard.ckm.perturb import perturb_cube
-from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.config.models import CellKeyStep, IdentityStep, StepSpec
 from cubeguard.config.secrets import SecretReader, resolve_number
@@ -34,6 +35,12 @@ def _identity(cube: xr.Dataset) -> xr.Dataset:
     return cube.assign(noise=cube["count"] * 0)
 
 
+@functools.lru_cache(maxsize=16)
+def _ptable(params: PTableParams) -> PTable:
+    """The p-table of ``params``, built once per process (cubes protected one by one reuse it)."""
+    return create_cnt_ptable(params)
+
+
 def _cell_key(spec: CellKeyStep, where: str, reader: SecretReader | None) -> CubeStep:
     if spec.ptable_file is not None:
         ptable = read_ptable(spec.ptable_file)
@@ -47,7 +54,7 @@ def _cell_key(spec: CellKeyStep, where: str, reader: SecretReader | None) -> Cub
             optim=spec.optim,
             mono=spec.mono,
         )
-        ptable = create_cnt_ptable(params)
+        ptable = _ptable(params)
 
     def step(cube: xr.Dataset) -> xr.Dataset:
         return perturb_cube(cube, ptable)

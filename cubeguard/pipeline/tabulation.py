@@ -14,6 +14,7 @@ import pyarrow as pa
 import zarr
 
 from cubeguard.config.load import Release
+from cubeguard.config.models import InputSpec
 from cubeguard.config.secrets import SecretReader, resolve_number
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.store import write_cube
@@ -47,22 +48,32 @@ def key_scale(release: Release) -> KeyScale:
     return KeyScale("decimal", rk.decimals) if rk.decimals else KeyScale()
 
 
+def tabulation_source(release: Release) -> InputSpec:
+    """The microdata the cubes are tabulated from: the swapped file when there are pre-tabular steps."""
+    cfg = release.config
+    if cfg.pre_tabular:
+        return cfg.input.model_copy(update={"microdata": cfg.output.swapped_microdata, "format": "parquet"})
+    return cfg.input
+
+
 def tabulate_release(
     release: Release,
     batch_size: int = 1_000_000,
     progress: Progress | None = None,
     prefect_reader: SecretReader | None = None,
+    part: tuple[list[int], int] = ([], 0),
 ) -> Tabulator:
     """One pass over the microdata accumulating the bottom cells of every hypercube.
 
     Reads the swapped microdata when the release has pre-tabular steps. With
     ``input.record_key.generate_seed`` the record keys are made from person ids (row numbers when
     the data have none) and the secret seed instead of being read from a column.
+
+    ``part`` = (row groups, first row) tabulates one partition of a Parquet file (all of it when
+    the list is empty); partial tabulators add up exactly (integer sums), whatever the split.
     """
     cfg = release.config
-    source = cfg.input
-    if cfg.pre_tabular:
-        source = source.model_copy(update={"microdata": cfg.output.swapped_microdata, "format": "parquet"})
+    source = tabulation_source(release)
     rk = cfg.input.record_key
     seed = (
         None
@@ -73,12 +84,14 @@ def tabulate_release(
     columns = {c for c in tab.columns if not (seed is not None and c == rk.column)}
     if seed is not None and cfg.input.person_id:
         columns.add(cfg.input.person_id)
-    for batch in iter_batches(source, sorted(columns), batch_size):
+    row_groups, first_row = part
+    for batch in iter_batches(source, sorted(columns), batch_size, row_groups or None):
         if seed is not None:
+            start = first_row + tab.records
             ids = (
                 batch.column(cfg.input.person_id).to_numpy()
                 if cfg.input.person_id
-                else np.arange(tab.records, tab.records + batch.num_rows)
+                else np.arange(start, start + batch.num_rows)
             )
             batch = batch.append_column(rk.column, pa.array(keys_from_ids(ids, seed)))
         tab.add_batch(batch)

@@ -1,0 +1,94 @@
+"""What Prefect costs: the release flow against the same task functions called without Prefect.
+
+Run: ``uv run python benchmarks/flow_overhead.py [config]`` (default ``configs/demo.yaml``: 1.5M
+synthetic persons, 7 cubes). Both runs recompute every step (``fresh``) into their own output
+folder and publish; the plain run calls each task's undecorated function (``task.fn``) in the
+flow's order, so the difference is orchestration alone: task and flow runs, state and log calls
+to the local SQLite server, the thread pool, the artifact. The first flow run in a process also
+starts the ephemeral Prefect server; that start-up is reported on its own line.
+Target (issue 5): the flow adds under 20 % to the plain run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._measure import RESULTS, machine, stage  # noqa: E402
+from cubeguard.cli.runtime import prefect_env  # noqa: E402
+
+
+def plain_release(config: str, overrides: dict[str, Any], release_id: str) -> dict[str, Any]:
+    """The flow's steps, in order, as plain function calls (no Prefect task or flow run)."""
+    from cubeguard.errors import ReleaseBlocked
+    from cubeguard.pipeline.run import RunSpec
+    from tasks import release as t
+    from tasks.publish import publish
+
+    prepared = t.prepare_input.fn(config, overrides, True)
+    spec = RunSpec(**prepared["spec"])
+    t.validate.fn(spec)
+    t.pre_tabular.fn(spec)
+    t.tabulate.fn(spec)
+    start = t.protect_start.fn(spec)
+    t.protect_finish.fn(spec, [t.protect_one.fn(spec, c) for c in start["cubes"]])
+    t.measure.fn(spec)
+    gated = t.gate.fn(spec)
+    t.report_html.fn(spec, gated["rows"])
+    if not gated["passed"]:
+        raise ReleaseBlocked(gated["failures"])
+    return publish.fn(spec, release_id)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    config = str(Path(sys.argv[1] if len(sys.argv) > 1 else "configs/demo.yaml").resolve())
+    work = Path("benchmarks/work/flow_overhead").resolve()
+    prefect_env(work / "prefect")
+    os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+    from flows.release import release_flow
+
+    record: dict[str, Any] = {"config": config, "machine": machine()}
+    out = lambda name: {"output.folder": str(work / name)}  # noqa: E731
+    stamp = time.strftime("%H%M%S")
+    plain_release(config, out("warm"), f"warm-{stamp}")  # synth input, numba compile, imports
+    with stage(record, "flow_first_run_incl_server_start"):
+        release_flow(config, out("flow0"), f"f0-{stamp}", True)
+    for k in range(2):
+        with stage(record, f"plain_{k}"):
+            plain_release(config, out("plain"), f"p{k}-{stamp}")
+        with stage(record, f"flow_{k}"):
+            release_flow(config, out("flow"), f"f{k}-{stamp}", True)
+    plain = min(record[f"plain_{k}"]["seconds"] for k in range(2))
+    flow = min(record[f"flow_{k}"]["seconds"] for k in range(2))
+    record["overhead_share"] = round(flow / plain - 1, 4)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "flow_overhead.json").write_text(json.dumps(record, indent=2))
+    (RESULTS / "flow_overhead.md").write_text(markdown(record, plain, flow))
+    print(markdown(record, plain, flow))
+
+
+def markdown(record: dict[str, Any], plain: float, flow: float) -> str:
+    rows = "\n".join(
+        f"| {name} | {v['seconds']:.2f} | {v['cpu_seconds']:.2f} | {v['peak_rss_mb']:.0f} | {v['load_avg_1min']} |"
+        for name, v in record.items()
+        if isinstance(v, dict) and "seconds" in v
+    )
+    m = record["machine"]
+    return (
+        "# Release flow overhead (`benchmarks/flow_overhead.py`)\n\n"
+        f"Config `{Path(record['config']).name}`; {m['cpus']} cores, Python {m['python']}, commit {m['commit']}, "
+        f"{m['date']}. Every run recomputes every step and publishes.\n\n"
+        "| run | wall s | CPU s | peak RSS MB | load (1 min) |\n| --- | ---: | ---: | ---: | ---: |\n"
+        f"{rows}\n\nBest plain run {plain:.2f} s, best flow run {flow:.2f} s: the flow adds "
+        f"{record['overhead_share']:.1%} (target: under 20 %).\n"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""``cubeguard audit``: list, show and verify the audit store; reproduce a recorded release."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cubeguard.audit.store import AuditStore
+from cubeguard.cli.errors import user_errors
+from cubeguard.errors import CubeguardError
+
+app = typer.Typer(help="The internal audit trail of release runs.", no_args_is_help=True)
+out = Console()
+
+CONFIG = typer.Option(None, "--config", help="Release config whose audit store to open.")
+URL = typer.Option(None, "--url", help="SQLAlchemy URL of the audit store (instead of --config).")
+
+
+def open_store(config: Path | None, url: str | None) -> AuditStore:
+    """The audit store named by ``--url`` or by a release config (its ``output.audit_url`` or default file)."""
+    if url:
+        return AuditStore(url, create=False)
+    if config is None:
+        raise CubeguardError("say which audit store to open: give --config CONFIG or --url URL")
+    from cubeguard.config import load_release
+    from cubeguard.pipeline.auditing import audit_store_of
+
+    return audit_store_of(load_release(config))
+
+
+@app.command("list")
+@user_errors
+def list_(config: Path = CONFIG, url: str = URL) -> None:
+    """One line per recorded run attempt: when, who, outcome, release id."""
+    table = Table(title="Audit records")
+    for col in ("seq", "run", "attempt", "finished", "user", "outcome", "release", "hash"):
+        table.add_column(col)
+    with open_store(config, url) as store:
+        for stored in store.records():
+            rec = stored.record
+            table.add_row(str(stored.seq), rec.run_id[:8], str(rec.attempt), rec.finished_at[:19], rec.user,
+                          rec.outcome, rec.release_id or "-", stored.hash[:12])  # fmt: skip
+    out.print(table)
+
+
+@app.command()
+@user_errors
+def show(ref: str, config: Path = CONFIG, url: str = URL) -> None:
+    """One record (by seq number, run id prefix or hash prefix); secret values are withheld."""
+    with open_store(config, url) as store:
+        stored = store.get(int(ref) if ref.isdigit() else ref)
+        data = {"seq": stored.seq, "hash": stored.hash, "prev_hash": stored.prev_hash, **stored.record.redacted()}
+    out.print_json(json.dumps(data, default=str))
+
+
+@app.command()
+@user_errors
+def verify(config: Path = CONFIG, url: str = URL, files: bool = typer.Option(True, help="Check published files.")) -> None:
+    """Check the hash chain and that published files still match their checksums (exit 1 if not)."""
+    from cubeguard.audit.verify import verify as verify_store
+
+    with open_store(config, url) as store:
+        report = verify_store(store, check_files=files)
+    if report.ok:
+        out.print(f"[green]Audit store intact:[/] {report.summary()}")
+        return
+    out.print(f"[bold red]Audit store NOT intact:[/] {report.summary()}")
+    raise typer.Exit(1)
+
+
+@app.command()
+@user_errors
+def reproduce(
+    ref: str,
+    config: Path = CONFIG,
+    url: str = URL,
+    into: Path = typer.Option(None, "--into", help="Scratch output folder (default: a new folder beside the release)."),
+) -> None:
+    """Rerun a published release from its record and compare every published file bit for bit."""
+    from cubeguard.cli.runtime import prefect_env
+
+    with open_store(config, url) as store:
+        record = store.get(int(ref) if ref.isdigit() else ref).record
+    scratch = into or Path(record.config_path).parent / f"reproduce-{record.run_id[:8]}-{int(time.time())}"
+    prefect_env()
+    from flows.reproduce import reproduce_release
+
+    comparison, published = reproduce_release(record, scratch.resolve())
+    out.print(f"Reran into {published}: {len(comparison.same)} file(s) identical, "
+              f"{len(comparison.different)} different, {len(comparison.missing)} missing, {len(comparison.extra)} extra.")
+    for name in (comparison.different + comparison.missing + comparison.extra)[:20]:
+        out.print(f"  - {name}", markup=False, highlight=False)
+    if not comparison.identical:
+        out.print("[bold red]Not reproduced bit for bit.[/]")
+        raise typer.Exit(1)
+    out.print("[green]Reproduced bit for bit.[/]")

@@ -1,0 +1,63 @@
+"""One run of a release: the config (with run-time overrides) and the key its outputs depend on.
+
+The flow computes a :class:`RunSpec` once and hands it to every task; each task reloads the
+release from it (cheap) rather than receiving large objects, and uses ``key`` to resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cubeguard.audit.record import code_version
+from cubeguard.config.load import Release, load_release
+from cubeguard.config.secrets import SecretReader, resolve_references
+from cubeguard.pipeline.ledger import StepLedger, file_fingerprint, run_key
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What every task of one release run needs: where the config is, its overrides, the run key."""
+
+    config_path: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
+    fresh: bool = False
+
+    def release(self) -> Release:
+        """The validated release of this run (config file plus overrides)."""
+        return load_release(self.config_path, self.overrides or None)
+
+
+def release_key(release: Release, reader: SecretReader | None = None) -> str:
+    """Digest of config, overrides, resolved secrets, microdata file and code version.
+
+    Internal only: it depends on secret values, so it is kept in the internal folder.
+    """
+    return run_key(
+        {
+            "config": release.config_hash,
+            "secrets": resolve_references(release.config, reader),
+            "input": file_fingerprint(release.config.input.microdata),
+            "code": {k: v for k, v in code_version().items() if k in ("package", "commit")},
+        }
+    )
+
+
+def ledger_of(release: Release) -> StepLedger:
+    """The finished-step records of the release's output folder."""
+    return StepLedger(release.config.output.internal / "steps")
+
+
+def step_outputs(release: Release, step: str) -> list[Path]:
+    """The paths a step writes (its ledger entry is valid only while they exist)."""
+    out = release.config.output
+    return {
+        "validate": [],
+        "pre_tabular": [out.swapped_microdata] if release.config.pre_tabular else [],
+        "tabulate": [out.original_store],
+        "protect": [out.protected_store],
+        "measure": [out.internal / "measures.parquet"],
+        "gate": [out.internal / "gates.json"],
+    }.get(step, [])

@@ -1,0 +1,65 @@
+"""Tabulation split over row-group partitions, for Dask workers: each part to disk, then one sum.
+
+Each worker tabulates its row groups into a partial :class:`Tabulator` and saves its accumulators
+(``internal/tabulate-parts/part-<k>.npz``), so tasks pass paths, not arrays. The sum of the parts is
+exactly the single-pass tabulation: counts are int64 and key sums uint64 fixed point, whose
+addition is associative and commutative (modulo 2^64 for the key sums, as in one pass).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from cubeguard.config.load import Release
+from cubeguard.config.secrets import SecretReader
+from cubeguard.cubes.tabulate import Tabulator, plans_for
+from cubeguard.microdata.read import partitions
+from cubeguard.pipeline.tabulation import key_scale, tabulate_release, tabulation_source
+
+
+def parts_folder(release: Release) -> Path:
+    """Where partial tabulations are kept until they are summed (internal)."""
+    return release.config.output.internal / "tabulate-parts"
+
+
+def plan_parts(release: Release, parts: int) -> list[tuple[list[int], int]]:
+    """The row-group partitions to tabulate (one that reads everything for non-Parquet input)."""
+    folder = parts_folder(release)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return partitions(tabulation_source(release), parts)
+
+
+def tabulate_part(
+    release: Release, k: int, part: tuple[list[int], int], reader: SecretReader | None = None
+) -> str:
+    """Tabulate partition ``k`` and save its accumulators; returns the file's path."""
+    tab = tabulate_release(release, prefect_reader=reader, part=part)
+    target = parts_folder(release) / f"part-{k}.npz"
+    np.savez(target, counts=tab.counts, key_sums=tab.key_sums, bad=tab.bad, records=np.int64(tab.records))
+    return str(target)
+
+
+def sum_parts(release: Release, files: list[str]) -> Tabulator:
+    """A tabulator holding the sum of the saved parts (in file order; the order does not matter)."""
+    first, *rest = files
+    total = _load(release, first)
+    for f in rest:
+        total.merge(_load(release, f))
+    return total
+
+
+def _load(release: Release, file: str) -> Tabulator:
+    cfg = release.config
+    tab = Tabulator(plans_for(release), cfg.populations, key_scale(release), cfg.input.record_key.column,
+                    cfg.input.household_ref)  # fmt: skip
+    with np.load(file) as data:
+        tab.counts[...] = data["counts"]
+        tab.key_sums[...] = data["key_sums"]
+        tab.bad[...] = data["bad"]
+        tab.records = int(data["records"])
+    return tab

@@ -1,0 +1,146 @@
+"""The release flow under Prefect's test harness: publish, audit, resume, block, lock, Dask, reproduce."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+
+import cubeguard.pipeline.protection as protection
+from cubeguard.audit.record import sha256_file
+from cubeguard.audit.store import AuditStore
+from cubeguard.audit.verify import verify
+from cubeguard.errors import ReleaseBlocked
+from cubeguard.pipeline.reproduce import plan_reproduction
+from cubeguard.publish.lock import ReleaseLocked, release_lock
+from flows.release import release_flow, with_dask
+from flows.reproduce import reproduce_release
+from tests.conftest import TINY_CONFIG, tiny_microdata
+
+
+@pytest.fixture(scope="module", autouse=True)
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    tiny_microdata().to_parquet(tmp_path / "data" / "persons.parquet")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CONFIG)
+    return path
+
+
+def published_files(folder: Path) -> dict[str, str]:
+    """Checksums of a published release's files, manifest left out (it holds a time)."""
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
+
+
+def records(config: Path) -> list[Any]:
+    with AuditStore.for_path(config.parent / "out" / "internal" / "audit.sqlite") as store:
+        return [s.record for s in store.records()]
+
+
+def test_release_publishes_manifest_and_audit_record(config: Path) -> None:
+    result = release_flow(str(config), release_id="r1")
+    folder = config.parent / "out" / "published" / "r1"
+    assert result["published"] == str(folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["files"] == published_files(folder)
+    assert {c["id"] for c in manifest["cubes"]} == {"c1", "c2", "hh"}
+    assert manifest["methods"]["steps"][0]["method"] == "cell_key"
+    assert "D" not in manifest["methods"]["steps"][0]["parameters"]
+    (rec,) = records(config)
+    assert rec.outcome == "published" and rec.release_id == "r1"
+    assert rec.outputs == {**published_files(folder), "manifest.json": sha256_file(folder / "manifest.json")}
+    with AuditStore.for_path(config.parent / "out" / "internal" / "audit.sqlite") as store:
+        assert verify(store).ok
+        (folder / "exports" / "c1.csv").write_text("tampered\n")
+        report = verify(store)
+    assert not report.ok and any("c1.csv" in p for p in report.problems)
+
+
+def test_failed_attempt_resumes_without_recomputing(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = protection.protect_cube
+
+    def crash(release: Any, cube_id: str, *args: Any) -> Any:
+        if cube_id == "hh":
+            raise OSError("disk full (injected)")
+        return real(release, cube_id, *args)
+
+    monkeypatch.setattr("tasks.release.protect_cube", crash)
+    with pytest.raises(OSError, match="injected"):
+        release_flow(str(config), release_id="r1")
+    out = config.parent / "out"
+    assert not (out / "published" / "r1").exists()
+    assert [r.outcome for r in records(config)] == ["failed"]
+    tabulated = (out / "original.zarr" / "zarr.json").stat().st_mtime_ns
+
+    monkeypatch.setattr("tasks.release.protect_cube", real)
+    resumed = release_flow(str(config), release_id="r1")
+    assert (out / "original.zarr" / "zarr.json").stat().st_mtime_ns == tabulated  # tabulation not redone
+    assert [r.outcome for r in records(config)] == ["failed", "published"]
+
+    fresh_dir = config.parent / "fresh"
+    fresh_dir.mkdir()
+    shutil.copytree(config.parent / "data", fresh_dir / "data")
+    shutil.copy(config, fresh_dir / "tiny.yaml")
+    clean = release_flow(str(fresh_dir / "tiny.yaml"), release_id="r1", fresh=True)
+    assert published_files(Path(resumed["published"])) == published_files(Path(clean["published"]))
+
+
+def test_changed_config_is_never_served_from_an_earlier_attempt(config: Path) -> None:
+    first = release_flow(str(config), release_id="a")
+    second = release_flow(str(config), overrides={"steps[0].D": 8, "steps[0].V": 6}, release_id="b")
+    assert published_files(Path(first["published"])) != published_files(Path(second["published"]))
+    again = release_flow(str(config), release_id="c")
+    assert published_files(Path(first["published"])) == published_files(Path(again["published"]))
+
+
+def test_blocked_release_publishes_nothing(config: Path) -> None:
+    with pytest.raises(ReleaseBlocked):
+        release_flow(str(config), overrides={"gates": {"max_hellinger": 0.0}}, release_id="r1")
+    published = config.parent / "out" / "published"
+    assert not published.exists() or [p.name for p in published.iterdir() if not p.name.startswith(".")] == []
+    (rec,) = records(config)
+    assert rec.outcome == "blocked" and rec.outputs == {} and any(g["status"] == "fail" for g in rec.gates)
+
+
+def test_second_release_into_the_same_folder_stops_at_once(config: Path) -> None:
+    with release_lock(config.parent / "out"), pytest.raises(ReleaseLocked, match="another release"):
+        release_flow(str(config), release_id="r1")
+    assert not (config.parent / "out" / "original.zarr").exists()
+
+
+def test_dask_cluster_gives_the_same_release(config: Path) -> None:
+    tiny_microdata().to_parquet(config.parent / "data" / "persons.parquet", row_group_size=700)
+    local = release_flow(str(config), release_id="local")
+    on_dask = with_dask(release_flow, None, 2)(str(config), release_id="dask", fresh=True, tabulate_parts=2)
+    assert published_files(Path(local["published"])) == published_files(Path(on_dask["published"]))
+
+
+def test_reproduce_from_the_audit_record(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config.write_text(TINY_CONFIG.replace("D: 5, V: 3", "D: {env: TEST_CKM_D}, V: 3"))
+    monkeypatch.setenv("TEST_CKM_D", "8")
+    release_flow(str(config), overrides={"steps[0].V": 6}, release_id="r1")
+    monkeypatch.delenv("TEST_CKM_D")  # the rerun must take D from the audit record
+    (rec,) = records(config)
+    assert rec.secrets == {"steps[0].D": 8}
+    plan = plan_reproduction(rec, config.parent / "plan-only")
+    plan.config.unlink()
+    shown = {k: v for k, v in plan.overrides.items() if k != "output.folder"}
+    assert shown == {"steps[0].V": 6, "steps[0].D": {"env": "CUBEGUARD_REPRODUCE_0"}}  # never the value
+    comparison, folder = reproduce_release(rec, config.parent / "again")
+    assert comparison.identical and len(comparison.same) == len(rec.outputs) - 1
+    assert folder == config.parent / "again" / "published" / "r1"
