@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,6 @@ from typing import Any
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 
-import cubeguard.pipeline.protection as protection
 from cubeguard.audit.record import sha256_file
 from cubeguard.audit.store import AuditStore
 from cubeguard.audit.verify import verify
@@ -71,33 +69,59 @@ def test_release_publishes_manifest_and_audit_record(config: Path) -> None:
     assert not report.ok and any("c1.csv" in p for p in report.problems)
 
 
-def test_failed_attempt_resumes_without_recomputing(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = protection.protect_cube
+@pytest.fixture(scope="module")
+def clean_release(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The published files of an uninterrupted run of the tiny release."""
+    folder = tmp_path_factory.mktemp("clean")
+    (folder / "data").mkdir()
+    tiny_microdata().to_parquet(folder / "data" / "persons.parquet")
+    (folder / "tiny.yaml").write_text(TINY_CONFIG)
+    return published_files(Path(release_flow(str(folder / "tiny.yaml"), release_id="r1")["published"]))
 
-    def crash(release: Any, cube_id: str, *args: Any) -> Any:
-        if cube_id == "hh":
-            raise OSError("disk full (injected)")
-        return real(release, cube_id, *args)
 
-    monkeypatch.setattr("tasks.release.protect_cube", crash)
+# The core function each step's task calls, where a crash is injected.
+CRASH_POINTS = {
+    "validate": "tasks.release.validate_microdata",
+    "tabulate": "tasks.release.write_tabulation",
+    "protect": "tasks.release.protect_cube",
+    "measure": "tasks.release.measure_release",
+    "gate": "tasks.release.run_gates",
+    "report": "tasks.release.build_report",
+    "publish": "tasks.publish.publish_release",
+}
+
+
+@pytest.mark.parametrize("step", list(CRASH_POINTS))
+def test_crash_in_any_step_publishes_nothing_and_a_rerun_completes(
+    step: str, config: Path, clean_release: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(f"disk full in {step} (injected)")
+
+    monkeypatch.setattr(CRASH_POINTS[step], crash)
     with pytest.raises(OSError, match="injected"):
         release_flow(str(config), release_id="r1")
     out = config.parent / "out"
     assert not (out / "published" / "r1").exists()
     assert [r.outcome for r in records(config)] == ["failed"]
-    tabulated = (out / "original.zarr" / "zarr.json").stat().st_mtime_ns
-
-    monkeypatch.setattr("tasks.release.protect_cube", real)
+    monkeypatch.undo()
     resumed = release_flow(str(config), release_id="r1")
-    assert (out / "original.zarr" / "zarr.json").stat().st_mtime_ns == tabulated  # tabulation not redone
     assert [r.outcome for r in records(config)] == ["failed", "published"]
+    assert published_files(Path(resumed["published"])) == clean_release
 
-    fresh_dir = config.parent / "fresh"
-    fresh_dir.mkdir()
-    shutil.copytree(config.parent / "data", fresh_dir / "data")
-    shutil.copy(config, fresh_dir / "tiny.yaml")
-    clean = release_flow(str(fresh_dir / "tiny.yaml"), release_id="r1", fresh=True)
-    assert published_files(Path(resumed["published"])) == published_files(Path(clean["published"]))
+
+def test_rerun_after_a_crash_does_not_redo_finished_steps(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("injected")
+
+    monkeypatch.setattr("tasks.release.measure_release", crash)
+    with pytest.raises(OSError, match="injected"):
+        release_flow(str(config), release_id="r1")
+    out = config.parent / "out"
+    stamps = {p: (out / p / "zarr.json").stat().st_mtime_ns for p in ("original.zarr", "protected.zarr")}
+    monkeypatch.undo()
+    release_flow(str(config), release_id="r1")
+    assert {p: (out / p / "zarr.json").stat().st_mtime_ns for p in stamps} == stamps  # reused, not rewritten
 
 
 def test_changed_config_is_never_served_from_an_earlier_attempt(config: Path) -> None:
