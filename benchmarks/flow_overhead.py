@@ -20,8 +20,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._measure import RESULTS, machine, stage  # noqa: E402
-from cubeguard.cli.runtime import prefect_env  # noqa: E402
+from benchmarks._measure import RESULTS, machine, stage
+from cubeguard.cli.runtime import prefect_env
 
 
 def plain_release(config: str, overrides: dict[str, Any], release_id: str) -> dict[str, Any]:
@@ -47,29 +47,45 @@ def plain_release(config: str, overrides: dict[str, Any], release_id: str) -> di
 
 
 def main() -> None:
-    config = str(Path(sys.argv[1] if len(sys.argv) > 1 else "configs/demo.yaml").resolve())
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("config", nargs="?", default="configs/demo.yaml")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--persons", type=int, default=0, help="Override input.synthetic.persons.")
+    parser.add_argument("--tag", default="", help="Suffix of the result files.")
+    args = parser.parse_args()
+    config = str(Path(args.config).resolve())
     work = Path("benchmarks/work/flow_overhead").resolve()
     prefect_env(work / "prefect")
     os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
     from flows.release import release_flow
 
     record: dict[str, Any] = {"config": config, "machine": machine()}
-    out = lambda name: {"output.folder": str(work / name)}  # noqa: E731
+    extra: dict[str, Any] = {}
+    if args.persons:
+        microdata = str(work / f"persons-{args.persons}.parquet")
+        extra = {"input.synthetic.persons": args.persons, "input.microdata": microdata, "output.exports": ["parquet"]}
+
+    def out(name: str) -> dict[str, Any]:
+        return {"output.folder": str(work / name), **extra}
+
     stamp = time.strftime("%H%M%S")
     plain_release(config, out("warm"), f"warm-{stamp}")  # synth input, numba compile, imports
     with stage(record, "flow_first_run_incl_server_start"):
         release_flow(config, out("flow0"), f"f0-{stamp}", True)
-    for k in range(2):
+    for k in range(args.repeat):
         with stage(record, f"plain_{k}"):
             plain_release(config, out("plain"), f"p{k}-{stamp}")
         with stage(record, f"flow_{k}"):
             release_flow(config, out("flow"), f"f{k}-{stamp}", True)
-    plain = min(record[f"plain_{k}"]["seconds"] for k in range(2))
-    flow = min(record[f"flow_{k}"]["seconds"] for k in range(2))
+    plain = min(record[f"plain_{k}"]["seconds"] for k in range(args.repeat))
+    flow = min(record[f"flow_{k}"]["seconds"] for k in range(args.repeat))
     record["overhead_share"] = round(flow / plain - 1, 4)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "flow_overhead.json").write_text(json.dumps(record, indent=2))
-    (RESULTS / "flow_overhead.md").write_text(markdown(record, plain, flow))
+    name = f"flow_overhead{args.tag}"
+    (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2))
+    (RESULTS / f"{name}.md").write_text(markdown(record, plain, flow))
     print(markdown(record, plain, flow))
 
 

@@ -200,7 +200,7 @@ def markdown(p: dict[str, Any]) -> str:
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     names = {
-        "measure_release": "**measure_release** (the release's measure step, 1 cube at a time)",
+        "measure_release": "**measure_release** (the release's measure step: cubes read once, two measured at a time)",
         "measure_cubes_workers2": "measure_cubes, workers=2 (same cubes)",
     }
     for st in stages:

@@ -211,6 +211,7 @@ def measure_cube(
     o_da, p_da = count_array(original), count_array(protected)
     if not isinstance(o_da, xr.DataArray) or not isinstance(p_da, xr.DataArray):
         raise InvalidCubeError("measure_cube needs cubes (Datasets or DataArrays with hierarchy coordinates)")
+    o_da, p_da = o_da.compute(), p_da.compute()  # read a lazy (Zarr) cube once, not once per measure family
     check_same_cells(o_da, p_da)
     dims = [str(d) for d in o_da.dims]
     problems = _spec_problems(spec, dims)
