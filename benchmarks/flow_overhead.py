@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--persons", type=int, default=0, help="Override input.synthetic.persons.")
     parser.add_argument("--tag", default="", help="Suffix of the result files.")
+    parser.add_argument("--skip-warm", action="store_true", help="Let the first flow run warm up (big configs).")
     args = parser.parse_args()
     config = str(Path(args.config).resolve())
     work = Path("benchmarks/work/flow_overhead").resolve()
@@ -71,7 +72,8 @@ def main() -> None:
         return {"output.folder": str(work / name), **extra}
 
     stamp = time.strftime("%H%M%S")
-    plain_release(config, out("warm"), f"warm-{stamp}")  # synth input, numba compile, imports
+    if not args.skip_warm:
+        plain_release(config, out("warm"), f"warm-{stamp}")  # synth input, numba compile, imports
     with stage(record, "flow_first_run_incl_server_start"):
         release_flow(config, out("flow0"), f"f0-{stamp}", True)
     for k in range(args.repeat):
