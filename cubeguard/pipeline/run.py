@@ -6,6 +6,8 @@ release from it (cheap) rather than receiving large objects, and uses ``key`` to
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +28,19 @@ class RunSpec:
     fresh: bool = False
 
     def release(self) -> Release:
-        """The validated release of this run (config file plus overrides)."""
-        return load_release(self.config_path, self.overrides or None)
+        """The validated release of this run (config file plus overrides), loaded once per process.
+
+        Every task reloads the release from the spec; a programme config with large classification
+        files takes seconds to parse, so 119 per-cube tasks would otherwise spend minutes on YAML.
+        The cache is keyed by the config file's modification time too, so an edited file is reread.
+        """
+        stamp = Path(self.config_path).stat().st_mtime_ns
+        return _load(self.config_path, json.dumps(self.overrides, sort_keys=True, default=str), stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(config_path: str, overrides: str, stamp: int) -> Release:
+    return load_release(config_path, json.loads(overrides) or None)
 
 
 def release_key(release: Release, reader: SecretReader | None = None) -> str:
