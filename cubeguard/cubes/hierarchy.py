@@ -9,12 +9,17 @@ which is exact in integer arithmetic and needs no re-reading of the microdata.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from cubeguard.config.models import VariableSpec
+from cubeguard.cubes.kernels import offset_take_into
 from cubeguard.errors import CubeguardError
+
+if TYPE_CHECKING:  # config.load imports this module
+    from cubeguard.config.models import VariableSpec
 
 IntArray = npt.NDArray[np.int64]
 
@@ -89,21 +94,31 @@ class Breakdown:
 
     def lookup_codes(self, raw: list[str]) -> npt.NDArray[np.int32]:
         """Bottom position for each raw string value (-1 where the value is not in the classification)."""
-        table = self._raw_table()
+        table = self._raw_table
         return np.array([table.get(v, -1) for v in raw], dtype=np.int32)
 
     def lookup_ints(self, values: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
         """Bottom position for each raw integer value (-1 where no leaf covers it)."""
-        table = self._raw_table()
-        keys = np.array(sorted(k for k in table if isinstance(k, int)), dtype=np.int64)
-        if keys.size == 0:
-            return np.full(values.shape, -1, dtype=np.int32)
-        lut = np.full(int(keys[-1] - keys[0]) + 1, -1, dtype=np.int32)
-        lut[keys - keys[0]] = [table[int(k)] for k in keys]
-        v = values.astype(np.int64) - keys[0]
-        ok = (v >= 0) & (v < lut.size)
-        return np.where(ok, lut[np.clip(v, 0, lut.size - 1)], -1).astype(np.int32)
+        out = np.empty(values.shape, dtype=np.int32)
+        first, lut = self.int_table
+        offset_take_into(np.ascontiguousarray(values).ravel(), first, lut, out.ravel())
+        return out
 
+    @cached_property
+    def int_table(self) -> tuple[int, npt.NDArray[np.int32]]:
+        """(first raw integer, lookup table): raw value ``v`` is at ``lut[v - first]`` (-1: no leaf).
+
+        Empty when the classification has no integer values.
+        """
+        keys = sorted(k for k in self._raw_table if isinstance(k, int))
+        if not keys:
+            return 0, np.empty(0, dtype=np.int32)
+        lut = np.full(keys[-1] - keys[0] + 1, -1, dtype=np.int32)
+        for k in keys:
+            lut[k - keys[0]] = self._raw_table[k]
+        return keys[0], lut
+
+    @cached_property
     def _raw_table(self) -> dict[str | int, int]:
         c = self.classification
         return {v: int(self.leaf_bottom[i]) for i in range(len(c.codes)) for v in c.leaf_values[i]}

@@ -2,8 +2,9 @@
 
 Record keys arrive as float64 in [0, 1) and are turned into uint64 numerators inside the kernel
 (``cubeguard.microdata.keys``): ``key * 2**64`` for binary keys (exact for multiples of 2**-64),
-``round(key * 10**d)`` for d-digit decimal keys, without a temporary array. Threads own whole
-cubes, so no two threads ever add to the same cell.
+``round(key * 10**d)`` for d-digit decimal keys, without a temporary array. With many cubes,
+threads own whole cubes, so no two threads ever add to the same cell; with fewer cubes than
+threads, threads own record ranges and add into private accumulators summed at the end.
 """
 
 from __future__ import annotations
@@ -21,33 +22,162 @@ def _fixed(key: float, scale: float, decimal: bool) -> np.uint64:
     return np.uint64(key * scale)
 
 
-@njit(inline="always")
-def _cell(codes: np.ndarray, cube_dims: np.ndarray, strides: np.ndarray, c: int, r: int) -> int:
-    """Flat bottom-cell index of record ``r`` in cube ``c`` (-1 if a code is unknown)."""
-    idx = 0
-    for d in range(cube_dims.shape[1]):
+_BLOCK = 1024  # records whose indices are built together, one dimension at a time
+_OUTSIDE = -(2**40)  # weight of a value outside the classification: any sum with it stays negative
+
+
+@njit(nogil=True)
+def _cube_tables(column_of, first, luts, lens, cube_dims, strides, c: int):  # pragma: no cover - compiled
+    """Cube ``c``'s dimensions as (raw row, first value, table length, weighted table) per dimension.
+
+    The weighted table holds ``position * stride``, or ``_OUTSIDE`` for values outside the
+    classification, so a record's flat bottom index is a sum of one entry per dimension and is
+    negative exactly when one of its values is unknown.
+    """
+    nd = 0
+    while nd < cube_dims.shape[1] and cube_dims[c, nd] >= 0:
+        nd += 1
+    rows = np.empty(nd, dtype=np.int64)
+    firsts = np.empty(nd, dtype=np.int64)
+    sizes = np.empty(nd, dtype=np.int64)
+    weighted = np.full((nd, max(luts.shape[1], 1)), _OUTSIDE, dtype=np.int64)
+    for d in range(nd):
         b = cube_dims[c, d]
-        if b < 0:
-            break
-        v = codes[b, r]
-        if v < 0:
-            return -1
-        idx += v * strides[c, d]
-    return idx
+        rows[d] = column_of[b]
+        firsts[d] = first[b]
+        sizes[d] = lens[b]
+        for x in range(lens[b]):
+            if luts[b, x] >= 0:
+                weighted[d, x] = luts[b, x] * strides[c, d]
+    return rows, firsts, sizes, weighted
+
+
+@njit(inline="always")
+def _block_cells(raw, rows, firsts, sizes, weighted, start: int, m: int, idx) -> None:  # pragma: no cover
+    """Flat bottom-cell index of records ``start .. start + m - 1`` into ``idx[:m]`` (< 0: unknown code).
+
+    One dimension at a time over the block, without branches, so the loop pipelines well.
+    """
+    for k in range(m):
+        idx[k] = 0
+    for d in range(rows.shape[0]):
+        row, lo, size = rows[d], firsts[d], sizes[d]
+        for k in range(m):
+            x = np.int64(raw[row, start + k]) - lo
+            inside = (x >= 0) & (x < size)
+            idx[k] += weighted[d, x if inside else 0] if inside else _OUTSIDE
+
+
+@njit(nogil=True)
+def _add_range(raw, tables, mask, keys, scale, decimal, lo, hi, counts, key_sums) -> int:  # pragma: no cover
+    """Add records ``lo .. hi - 1`` held by ``mask`` to one cube's cells; return how many had unknown codes."""
+    rows, firsts, sizes, weighted = tables
+    idx = np.empty(_BLOCK, dtype=np.int64)
+    bad = 0
+    for start in range(lo, hi, _BLOCK):
+        m = min(_BLOCK, hi - start)
+        _block_cells(raw, rows, firsts, sizes, weighted, start, m, idx)
+        for k in range(m):
+            if mask[start + k]:
+                if idx[k] < 0:
+                    bad += 1
+                else:
+                    counts[idx[k]] += 1
+                    key_sums[idx[k]] += _fixed(keys[start + k], scale, decimal)
+    return bad
 
 
 @njit(parallel=True, nogil=True, cache=True)
 def scatter_by_cube(
-    codes, cube_dims, strides, offsets, cube_pop, masks, keys, scale, decimal, counts, key_sums, bad
+    raw,
+    column_of,
+    first,
+    luts,
+    lens,
+    cube_dims,
+    strides,
+    offsets,
+    cube_pop,
+    masks,
+    keys,
+    scale,
+    decimal,
+    counts,
+    key_sums,
+    bad,
 ) -> None:  # pragma: no cover - compiled
-    """Add every record to each cube whose population holds it; threads own whole cubes."""
+    """Add every record to each cube whose population holds it; threads own whole cubes.
+
+    Record ``r``'s raw integers are ``raw[:, r]`` (``cubeguard.cubes.encode.EncodedBatch``).
+    """
     for c in prange(cube_dims.shape[0]):
-        pop = cube_pop[c]
-        for r in range(keys.shape[0]):
-            if masks[pop, r]:
-                idx = _cell(codes, cube_dims, strides, c, r)
-                if idx < 0:
-                    bad[c] += 1
-                else:
-                    counts[offsets[c] + idx] += 1
-                    key_sums[offsets[c] + idx] += _fixed(keys[r], scale, decimal)
+        tables = _cube_tables(column_of, first, luts, lens, cube_dims, strides, c)
+        bad[c] += _add_range(
+            raw, tables, masks[cube_pop[c]], keys, scale, decimal, 0, keys.shape[0], counts[offsets[c] :],
+            key_sums[offsets[c] :],
+        )  # fmt: skip
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def scatter_by_records(
+    raw,
+    column_of,
+    first,
+    luts,
+    lens,
+    cube_dims,
+    strides,
+    offsets,
+    cube_pop,
+    masks,
+    keys,
+    scale,
+    decimal,
+    counts,
+    key_sums,
+    bad,
+    parts,
+) -> None:  # pragma: no cover - compiled
+    """As :func:`scatter_by_cube` for few cubes: ``parts`` threads own record ranges.
+
+    Each part adds into private accumulators that are summed at the end. Counts add as integers
+    and key sums as uint64 modulo 2**64, so the result equals the one-thread pass bit for bit.
+    """
+    n = keys.shape[0]
+    cells = counts.shape[0]
+    n_cubes = cube_dims.shape[0]
+    part_counts = np.zeros((parts, cells), dtype=np.int64)
+    part_keys = np.zeros((parts, cells), dtype=np.uint64)
+    part_bad = np.zeros((parts, n_cubes), dtype=np.int64)
+    step = (n + parts - 1) // parts
+    for t in prange(parts):
+        for c in range(n_cubes):
+            tables = _cube_tables(column_of, first, luts, lens, cube_dims, strides, c)
+            off = offsets[c]
+            part_bad[t, c] += _add_range(
+                raw, tables, masks[cube_pop[c]], keys, scale, decimal, t * step, min(n, (t + 1) * step),
+                part_counts[t, off:], part_keys[t, off:],
+            )  # fmt: skip
+    for i in prange(cells):
+        for t in range(parts):
+            counts[i] += part_counts[t, i]
+            key_sums[i] += part_keys[t, i]
+    for c in range(n_cubes):
+        for t in range(parts):
+            bad[c] += part_bad[t, c]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def take_into(lut, idx, out) -> None:  # pragma: no cover - compiled
+    """``out[r] = lut[idx[r]]`` (dictionary indices to bottom positions), in parallel."""
+    for r in prange(idx.shape[0]):
+        out[r] = lut[idx[r]]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def offset_take_into(values, first, lut, out) -> None:  # pragma: no cover - compiled
+    """``out[r] = lut[values[r] - first]``, or -1 where that falls outside ``lut``."""
+    size = lut.shape[0]
+    for r in prange(values.shape[0]):
+        v = np.int64(values[r]) - first
+        out[r] = lut[v] if 0 <= v < size else -1

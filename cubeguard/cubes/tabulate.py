@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -19,13 +20,15 @@ import xarray as xr
 
 from cubeguard.config.load import Release
 from cubeguard.config.models import PopulationSpec
-from cubeguard.cubes.encode import column_positions, population_mask
+from cubeguard.cubes.encode import encode_batch, population_mask
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.kernels import TWO64, scatter_by_cube
+from cubeguard.cubes.kernels import TWO64, scatter_by_cube, scatter_by_records
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.microdata.keys import KeyScale
+
+PRIVATE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -101,9 +104,7 @@ class Tabulator:
         n = batch.num_rows
         if n == 0:
             return
-        codes = np.empty((len(self.breakdowns), n), dtype=np.int32)
-        for k, bd in enumerate(self.breakdowns):
-            codes[k] = column_positions(batch.column(bd.column), bd)
+        enc = encode_batch(batch, self.breakdowns)
         masks = np.empty((len(self.pop_names), n), dtype=np.bool_)
         for k, name in enumerate(self.pop_names):
             pop = self.populations[name]
@@ -112,8 +113,14 @@ class Tabulator:
         keys = np.ascontiguousarray(batch.column(self.key_column).to_numpy(zero_copy_only=False), dtype=np.float64)
         decimal = self.key_scale.kind == "decimal"
         scale = 10.0**self.key_scale.digits if decimal else TWO64
-        scatter_by_cube(
-            codes,
+        parts = self._record_parts()
+        scatter = scatter_by_records if parts > 1 else scatter_by_cube
+        scatter(
+            enc.raw,
+            enc.column_of,
+            enc.first,
+            enc.luts,
+            enc.lens,
             self.cube_dims,
             self.strides,
             self.offsets,
@@ -125,8 +132,19 @@ class Tabulator:
             self.counts,
             self.key_sums,
             self.bad,
+            *((parts,) if parts > 1 else ()),
         )
         self.records += n
+
+    def _record_parts(self) -> int:
+        """Threads to split records over (1: threads own whole cubes instead).
+
+        With fewer cubes than threads, owning cubes would leave threads idle; splitting the
+        records costs one private copy of the accumulators per thread, allowed up to 256 MB.
+        """
+        threads = numba.get_num_threads()
+        private = threads * self.counts.size * 16
+        return threads if len(self.plans) < threads and private <= PRIVATE_BYTES else 1
 
     def merge(self, other: Tabulator) -> None:
         """Add another tabulator's accumulators (same plans) into this one."""

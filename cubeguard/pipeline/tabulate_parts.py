@@ -15,9 +15,9 @@ import numpy as np
 
 from cubeguard.config.load import Release
 from cubeguard.config.secrets import SecretReader
-from cubeguard.cubes.tabulate import Tabulator, plans_for
+from cubeguard.cubes.tabulate import Tabulator
 from cubeguard.microdata.read import partitions
-from cubeguard.pipeline.tabulation import key_scale, tabulate_release, tabulation_source
+from cubeguard.pipeline.tabulation import new_tabulator, tabulate_release, tabulation_source
 
 
 def parts_folder(release: Release) -> Path:
@@ -34,9 +34,7 @@ def plan_parts(release: Release, parts: int) -> list[tuple[list[int], int]]:
     return partitions(tabulation_source(release), parts)
 
 
-def tabulate_part(
-    release: Release, k: int, part: tuple[list[int], int], reader: SecretReader | None = None
-) -> str:
+def tabulate_part(release: Release, k: int, part: tuple[list[int], int], reader: SecretReader | None = None) -> str:
     """Tabulate partition ``k`` and save its accumulators; returns the file's path."""
     tab = tabulate_release(release, prefect_reader=reader, part=part)
     target = parts_folder(release) / f"part-{k}.npz"
@@ -54,9 +52,7 @@ def sum_parts(release: Release, files: list[str]) -> Tabulator:
 
 
 def _load(release: Release, file: str) -> Tabulator:
-    cfg = release.config
-    tab = Tabulator(plans_for(release), cfg.populations, key_scale(release), cfg.input.record_key.column,
-                    cfg.input.household_ref)  # fmt: skip
+    tab = new_tabulator(release)
     with np.load(file) as data:
         tab.counts[...] = data["counts"]
         tab.key_sums[...] = data["key_sums"]

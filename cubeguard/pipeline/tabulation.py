@@ -48,6 +48,14 @@ def key_scale(release: Release) -> KeyScale:
     return KeyScale("decimal", rk.decimals) if rk.decimals else KeyScale()
 
 
+def new_tabulator(release: Release) -> Tabulator:
+    """An empty tabulator for every hypercube of ``release``, with its record-key representation."""
+    cfg = release.config
+    return Tabulator(
+        plans_for(release), cfg.populations, key_scale(release), cfg.input.record_key.column, cfg.input.household_ref
+    )
+
+
 def tabulation_source(release: Release) -> InputSpec:
     """The microdata the cubes are tabulated from: the swapped file when there are pre-tabular steps."""
     cfg = release.config
@@ -80,7 +88,7 @@ def tabulate_release(
         if rk.generate_seed is None
         else int(resolve_number(rk.generate_seed, "input.record_key.generate_seed", prefect_reader))
     )
-    tab = Tabulator(plans_for(release), cfg.populations, key_scale(release), rk.column, cfg.input.household_ref)
+    tab = new_tabulator(release)
     columns = {c for c in tab.columns if not (seed is not None and c == rk.column)}
     if seed is not None and cfg.input.person_id:
         columns.add(cfg.input.person_id)

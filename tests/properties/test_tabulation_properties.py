@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cubeguard.config.models import PopulationSpec
+from cubeguard.cubes.tabulate import CubePlan, Tabulator
+from cubeguard.microdata.keys import KeyScale
 from tests.hierarchies import breakdown_of, classifications, random_microdata, tabulate_frame
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -75,3 +81,36 @@ def test_key_sums_do_not_depend_on_record_order_or_chunking(a, b, n, seed, batch
     other = tabulate_frame(bds, shuffled, batch=batch)
     np.testing.assert_array_equal(reference.key_sums, other.key_sums)
     np.testing.assert_array_equal(reference.counts, other.counts)
+
+
+@SETTINGS
+@given(
+    a=classifications("A"),
+    b=classifications("B"),
+    n=st.integers(0, 400),
+    seed=st.integers(0, 2**31),
+    parts=st.integers(2, 5),
+    unknown=st.integers(0, 5),
+)
+def test_record_split_pass_equals_cube_pass(a, b, n, seed, parts, unknown) -> None:
+    """Splitting records over threads (few cubes) gives exactly what threads owning cubes give,
+    populations, unknown codes and key sums modulo 2**64 included."""
+    bds = [breakdown_of(a, "A"), breakdown_of(b, "B", 1)]
+    frame = random_microdata(bds, n, seed)
+    frame.loc[frame.index[:unknown], bds[0].column] = "not-a-code"
+    frame["keep"] = np.random.default_rng(seed).integers(0, 2, len(frame)).astype(str)
+    plans = [CubePlan("ab", tuple(bds), "total"), CubePlan("b", (bds[1],), "some")]
+    pops = {"total": PopulationSpec(), "some": PopulationSpec(where={"keep": ["1"]})}
+    batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
+    results = []
+    for split in (1, parts):
+        tab = Tabulator(plans, pops, KeyScale(), "rkey", None)
+        with mock.patch.object(Tabulator, "_record_parts", return_value=split):
+            tab.add_batch(batch)
+        results.append(tab)
+    one, split_tab = results
+    np.testing.assert_array_equal(one.counts, split_tab.counts)
+    np.testing.assert_array_equal(one.key_sums, split_tab.key_sums)
+    np.testing.assert_array_equal(one.bad, split_tab.bad)
+    assert one.bad[0] == min(unknown, n)
+    assert one.counts[one.offsets[1] :].sum() == (frame["keep"] == "1").sum()
