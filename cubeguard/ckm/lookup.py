@@ -14,6 +14,8 @@ Counts of 0 get noise 0 (cellKey never looks them up); counts ``>= max i`` use t
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import numpy.typing as npt
 from numba import njit
@@ -84,6 +86,21 @@ def _lookup_kernel(
         out[n] = values[row]
 
 
+_INDEX: weakref.WeakKeyDictionary[PTable, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _index(ptable: PTable) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """First row of each count block and the bucket table, built once per p-table (read-only)."""
+    found = _INDEX.get(ptable)
+    if found is None:
+        starts = np.searchsorted(ptable.i, np.arange(ptable.max_i + 2)).astype(np.int64)
+        found = (starts, _bucket_rows(ptable, starts))
+        _INDEX[ptable] = found
+    return found
+
+
 def _checked(counts: npt.ArrayLike, cell_keys: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     c = np.asarray(counts)
     k = np.asarray(cell_keys, dtype=np.float64)
@@ -106,8 +123,7 @@ def _run(
     zero_value: int,
 ) -> npt.NDArray[np.int64]:
     c, k = _checked(counts, cell_keys)
-    starts = np.searchsorted(ptable.i, np.arange(ptable.max_i + 2)).astype(np.int64)
-    buckets = _bucket_rows(ptable, starts)
+    starts, buckets = _index(ptable)
     out = np.empty(c.size, dtype=np.int64)
     flat_c, flat_k = np.ascontiguousarray(c).ravel(), np.ascontiguousarray(k).ravel()
     upper = np.asarray(ptable.p_int_ub)

@@ -23,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 _TWO64 = float(2**64)
 
@@ -69,11 +70,23 @@ class KeyScale:
         """Cell keys in [0, 1) from summed numerators: ``(sum mod denominator) / denominator``."""
         s = np.asarray(key_sums, dtype=np.uint64)
         if self.kind == "binary":
-            # Split into two 32-bit halves so the conversion to double rounds only once.
-            hi = (s >> np.uint64(32)).astype(np.float64) * 2.0**32
-            lo = (s & np.uint64(0xFFFFFFFF)).astype(np.float64)
-            ck = (hi + lo) / _TWO64
-            # Rounding to nearest can give exactly 1.0 for sums within 2**-54 of 1; keep [0, 1).
-            return np.where(ck >= 1.0, np.nextafter(1.0, 0.0), ck)
+            out = np.empty(s.shape, dtype=np.float64)
+            _binary_cell_keys(np.ascontiguousarray(s).ravel(), out.ravel())
+            return out
         den = np.uint64(10**self.digits)
         return (s % den).astype(np.float64) / float(10**self.digits)
+
+
+@njit(nogil=True, cache=True)
+def _binary_cell_keys(sums: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``sum / 2**64`` rounded once: the two 32-bit halves are exact doubles, their sum rounds.
+
+    Rounding to nearest can give exactly 1.0 for sums within 2**-54 of 1; those become the largest
+    double below 1, so keys stay in [0, 1).
+    """
+    below_one = np.nextafter(1.0, 0.0)
+    for n in range(sums.shape[0]):
+        hi = np.float64(sums[n] >> np.uint64(32)) * 4294967296.0
+        lo = np.float64(sums[n] & np.uint64(0xFFFFFFFF))
+        ck = (hi + lo) / _TWO64
+        out[n] = below_one if ck >= 1.0 else ck
