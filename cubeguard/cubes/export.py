@@ -56,19 +56,29 @@ def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
 
 
 def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str) -> pa.Table:
+    """One row per cell of ``block`` in C order: a code column per dimension, then the count."""
     dims = list(block.dims)
-    grids = np.meshgrid(*[np.asarray(block[d].values, dtype=object) for d in dims], indexing="ij")
-    cols: dict[str, object] = {}
+    cols: dict[str, pa.Array] = {}
     if fmt == "sdmx-csv":
-        cols["DATAFLOW"] = pa.array([f"CUBEGUARD:CENSUS_{attrs.get('cube_id')}(1.0)"] * block.size)
-        for d, g in zip(dims, grids, strict=True):
-            cols[_sdmx_dim(d)] = pa.array(g.ravel().astype(str))
-        cols["OBS_VALUE"] = pa.array(block.values.ravel())
-    else:
-        for d, g in zip(dims, grids, strict=True):
-            cols[d] = pa.array(g.ravel().astype(str))
-        cols["count"] = pa.array(block.values.ravel())
+        cols["DATAFLOW"] = _repeated(f"CUBEGUARD:CENSUS_{attrs.get('cube_id')}(1.0)", block.size)
+    for axis, d in enumerate(dims):
+        cols[_sdmx_dim(d) if fmt == "sdmx-csv" else d] = _code_column(block, axis)
+    cols["OBS_VALUE" if fmt == "sdmx-csv" else "count"] = pa.array(block.values.ravel())
     return pa.table(cols)
+
+
+def _code_column(block: xr.DataArray, axis: int) -> pa.Array:
+    """The code of axis ``axis`` for every cell, built as dictionary indices and decoded in Arrow."""
+    shape = block.shape
+    along = [-1 if a == axis else 1 for a in range(len(shape))]
+    indices = np.broadcast_to(np.arange(shape[axis], dtype=np.int32).reshape(along), shape).ravel()
+    codes = pa.array([str(v) for v in block[block.dims[axis]].values], type=pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(indices), codes).cast(pa.string())
+
+
+def _repeated(value: str, n: int) -> pa.Array:
+    """``value`` ``n`` times, without a Python list of ``n`` strings."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value])).cast(pa.string())
 
 
 def _sdmx_dim(breakdown: str) -> str:
