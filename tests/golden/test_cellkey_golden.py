@@ -3,12 +3,14 @@
 The tables are tabulated here with a small pandas groupby (leaf cells plus every hierarchy total);
 cell keys come from the exact fixed-point record keys of ``cubeguard.microdata.keys`` and noise from
 ``cubeguard.ckm.lookup`` with the p-table cellKey used. Perturbed counts must be identical; cell
-keys identical for binary keys (T1-T5, every sum exact) and within 1e-12 for 8-digit keys (T6:
-R sums doubles in sdcTable's order, cubeguard sums exact decimals).
+keys identical for binary keys (T1-T5, every sum exact); for 8-digit keys (T6) R sums doubles in
+sdcTable's order and cubeguard sums exact decimals, so keys agree within 1e-12 except in one cell
+where R's own rounding error is 1.15e-12 (see ``_check_decimal_keys``).
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +57,23 @@ def _tabulate(micro: pd.DataFrame, dims: list[str], key: str, scale: KeyScale) -
     return cells.reset_index()
 
 
+def _check_decimal_keys(keys: np.ndarray, sums: np.ndarray, r_keys: np.ndarray) -> None:
+    """T6: cubeguard's keys are the exact decimal sums, correctly rounded; R's differ only by R's own error.
+
+    R adds the 8-digit keys as doubles in sdcTable's order. In one cell (district Total, sex 2,
+    age Total: 10,102 records, sum 4983.34492213) that order's rounding error is 1.15e-12, more
+    than the 1e-12 the issue allows; every other cell agrees within 1e-12. Copying R's order would
+    close the gap but make keys depend on summation order, which the issue rules out.
+    """
+    exact = [Fraction(int(s) % 10**8, 10**8) for s in sums]
+    np.testing.assert_array_equal(keys, [float(e) for e in exact])
+    r_error = np.array([abs(float(Fraction(float(r)) - e)) for r, e in zip(r_keys, exact, strict=True)])
+    gap = np.abs(keys - r_keys)
+    assert (gap <= r_error + 1e-16).all()  # every difference is R's rounding, not ours
+    assert (gap > 1e-12).sum() == 1
+    assert 1.1e-12 < gap.max() < 1.2e-12
+
+
 @pytest.fixture(scope="module")
 def microdata() -> pd.DataFrame:
     return _read("microdata_20000.csv")
@@ -75,7 +94,7 @@ def test_cellkey_table(microdata: pd.DataFrame, name: str, dims: list[str], key:
     if key == "rkey":
         np.testing.assert_array_equal(keys, cells["cell_key"].to_numpy())
     else:
-        np.testing.assert_allclose(keys, cells["cell_key"].to_numpy(), rtol=0, atol=2e-12)
+        _check_decimal_keys(keys, cells["key_sum"].to_numpy(dtype=np.uint64), cells["cell_key"].to_numpy())
 
     ptable = read_ptable(GOLDEN / f"ptable_used_{ptab}.csv")
     noise = lookup_noise(counts, keys, ptable)
