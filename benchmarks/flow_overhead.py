@@ -11,6 +11,7 @@ Target (issue 5): the flow adds under 20 % to the plain run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -24,26 +25,43 @@ from benchmarks._measure import RESULTS, machine, stage
 from cubeguard.cli.runtime import prefect_env
 
 
-def plain_release(config: str, overrides: dict[str, Any], release_id: str) -> dict[str, Any]:
-    """The flow's steps, in order, as plain function calls (no Prefect task or flow run)."""
+def plain_release(
+    config: str, overrides: dict[str, Any], release_id: str, steps: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The flow's steps, in order, as plain function calls (no Prefect task or flow run).
+
+    With ``steps``, each step is timed and its peak RSS sampled into ``steps[<step>]``.
+    """
     from cubeguard.errors import ReleaseBlocked
     from cubeguard.pipeline.run import RunSpec
     from tasks import release as t
     from tasks.publish import publish
 
-    prepared = t.prepare_input.fn(config, overrides, True)
+    def step(name: str) -> Any:
+        return stage(steps, name) if steps is not None else contextlib.nullcontext()
+
+    with step("prepare_input"):
+        prepared = t.prepare_input.fn(config, overrides, True)
     spec = RunSpec(**prepared["spec"])
-    t.validate.fn(spec)
-    t.pre_tabular.fn(spec)
-    t.tabulate.fn(spec)
-    start = t.protect_start.fn(spec)
-    t.protect_finish.fn(spec, [t.protect_one.fn(spec, c) for c in start["cubes"]])
-    t.measure.fn(spec)
-    gated = t.gate.fn(spec)
-    t.report_html.fn(spec, gated["rows"])
+    with step("validate"):
+        t.validate.fn(spec)
+    with step("pre_tabular"):
+        t.pre_tabular.fn(spec)
+    with step("tabulate"):
+        t.tabulate.fn(spec)
+    with step("protect"):
+        start = t.protect_start.fn(spec)
+        t.protect_finish.fn(spec, [t.protect_one.fn(spec, c) for c in start["cubes"]])
+    with step("measure"):
+        t.measure.fn(spec)
+    with step("gate"):
+        gated = t.gate.fn(spec)
+    with step("report_html"):
+        t.report_html.fn(spec, gated["rows"])
     if not gated["passed"]:
         raise ReleaseBlocked(gated["failures"])
-    return publish.fn(spec, release_id)  # type: ignore[no-any-return]
+    with step("publish"):
+        return publish.fn(spec, release_id)  # type: ignore[no-any-return]
 
 
 def main() -> None:
@@ -55,6 +73,7 @@ def main() -> None:
     parser.add_argument("--persons", type=int, default=0, help="Override input.synthetic.persons.")
     parser.add_argument("--tag", default="", help="Suffix of the result files.")
     parser.add_argument("--skip-warm", action="store_true", help="Let the first flow run warm up (big configs).")
+    parser.add_argument("--steps-only", action="store_true", help="One plain run, timed step by step; no flow.")
     args = parser.parse_args()
     config = str(Path(args.config).resolve())
     work = Path("benchmarks/work/flow_overhead").resolve()
@@ -72,6 +91,15 @@ def main() -> None:
         return {"output.folder": str(work / name), **extra}
 
     stamp = time.strftime("%H%M%S")
+    if args.steps_only:
+        steps: dict[str, Any] = {}
+        with stage(record, "plain"):
+            plain_release(config, out("plain"), f"s-{stamp}", steps)
+        record["steps"] = steps
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / f"flow_steps{args.tag}.json").write_text(json.dumps(record, indent=2))
+        print(json.dumps(record, indent=2))
+        return
     if not args.skip_warm:
         plain_release(config, out("warm"), f"warm-{stamp}")  # synth input, numba compile, imports
     with stage(record, "flow_first_run_incl_server_start"):
