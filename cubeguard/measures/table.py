@@ -17,6 +17,7 @@ cube's cells; ranks use histograms instead of sorts (see :mod:`cubeguard.measure
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -54,6 +55,32 @@ MeasureName = Literal[
     "swap_success",
 ]
 ScopeSpec = Literal["cube", "interior"] | tuple[str, ...]
+
+#: Measures-table keys (before ``@``) -> (the measure computing them, where they exist).
+#: ``any``: every scope; ``table``: not the whole cube; ``cube``: only the whole cube. A measure not in
+#: ``_KEYED_OTHERWISE`` writes one key, its name; ``anova_r2`` is not offered to sweeps.
+_KEYED_OTHERWISE = {"wilcoxon", "cramers_v", "median_entropy", "avg_cell_size_variance", "anova_r2", "entropy_risk"}
+_KEYED_OTHERWISE |= {"directly_disclosive", "swap_success"}
+MEASURE_KEYS: dict[str, tuple[MeasureName, str]] = {
+    **{name: (name, "any") for name in typing.get_args(MeasureName) if name not in _KEYED_OTHERWISE},
+    "wilcoxon_p": ("wilcoxon", "any"),
+    **{f"cramers_v_{side}": ("cramers_v", "two-way") for side in ("original", "protected")},
+    **{f"median_entropy_{side}": ("median_entropy", "any") for side in ("original", "protected")},
+    **{f"avg_cell_size_variance_{side}": ("avg_cell_size_variance", "any") for side in ("original", "protected")},
+    **{f"entropy_risk_{side}": ("entropy_risk", "table") for side in ("original", "protected")},
+    **{
+        key: ("directly_disclosive", "cube")
+        for key in (
+            "disclosive_original",
+            "disclosive_protected",
+            "disclosive_true",
+            "disclosive_share_original",
+            "disclosive_share_protected",
+        )
+    },
+    "swap_removed_share": ("swap_success", "cube"),
+    "swap_false_share": ("swap_success", "cube"),
+}
 
 DEFAULT_MEASURES: tuple[MeasureName, ...] = (
     "absolute_distance",

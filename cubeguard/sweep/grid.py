@@ -39,8 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cubeguard.config.load import _UNION_TAGS, ConfigError, _explain, _Problems  # the release config's wording
 from cubeguard.config.models import StepSpec
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
-from cubeguard.errors import InternalError
-from cubeguard.measures.table import DEFAULT_MEASURES, MeasureName, MeasureSpec
+from cubeguard.measures.table import DEFAULT_MEASURES, MEASURE_KEYS, MeasureSpec
 
 #: Step models by method name, read from the release config's ``StepSpec`` union.
 STEP_MODELS: dict[str, type[BaseModel]] = {
@@ -53,45 +52,6 @@ _RESERVED = {
     "name": "sets are named by their parameters; remove 'name'",
     "cubes": "choose cubes with the grid's top-level 'cubes'; a set applies to all of them",
 }
-#: Measures-table keys (before ``@``) -> (the measure computing them, where they exist).
-#: ``any``: every scope; ``table``: not the whole cube; ``cube``: only the whole cube.
-MEASURE_KEYS: dict[str, tuple[MeasureName, str]] = {
-    **{
-        name: (name, "any")
-        for name in (
-            "absolute_distance",
-            "average_absolute_distance",
-            "rad",
-            "rad_sum",
-            "hellinger",
-            "hellinger_counts",
-            "max_abs_deviation",
-            "spearman",
-            "zeros_kept",
-            "small_cells_unchanged",
-        )
-    },
-    "wilcoxon_p": ("wilcoxon", "any"),
-    **{f"cramers_v_{side}": ("cramers_v", "two-way") for side in ("original", "protected")},
-    **{f"median_entropy_{side}": ("median_entropy", "any") for side in ("original", "protected")},
-    **{f"avg_cell_size_variance_{side}": ("avg_cell_size_variance", "any") for side in ("original", "protected")},
-    **{f"entropy_risk_{side}": ("entropy_risk", "table") for side in ("original", "protected")},
-    **{
-        key: ("directly_disclosive", "cube")
-        for key in (
-            "disclosive_original",
-            "disclosive_protected",
-            "disclosive_true",
-            "disclosive_share_original",
-            "disclosive_share_protected",
-        )
-    },
-    "swap_removed_share": ("swap_success", "cube"),
-    "swap_false_share": ("swap_success", "cube"),
-}
-if not {m for m, _ in MEASURE_KEYS.values()} <= set(typing.get_args(MeasureName)):
-    raise InternalError("sweep MEASURE_KEYS names a measure cubeguard.measures.table does not know; this is a bug")
-
 DEFAULT_RISK = "small_cells_unchanged@cube"
 DEFAULT_UTILITY = "hellinger@interior"
 

@@ -6,12 +6,14 @@ by hand in test_measures_distance, _association, _risk; the expected values are 
 
 from __future__ import annotations
 
+import typing
+
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from cubeguard.measures.errors import CubeMismatchError, InvalidCubeError, MeasureConfigError
-from cubeguard.measures.table import MeasureSpec, measure_cube, measure_cubes
+from cubeguard.measures.table import MEASURE_KEYS, MeasureName, MeasureSpec, measure_cube, measure_cubes
 from tests.strategies import build_cube, flat_tree, override
 
 ORIGINAL = build_cube(
@@ -131,3 +133,22 @@ def test_measure_cube_needs_cubes() -> None:
 def test_each_measure_once() -> None:
     with pytest.raises(ValidationError, match="list each measure once"):
         MeasureSpec(measures=("rad", "rad"))
+
+
+@pytest.mark.parametrize("measure", typing.get_args(MeasureName))
+def test_every_key_a_measure_writes_is_listed_under_that_measure(measure: str) -> None:
+    """MEASURE_KEYS (what the sweep's risk and utility keys may name) matches what the table writes."""
+    spec = MeasureSpec(
+        measures=(measure,),
+        scopes=("interior", "cube", ("B",)),
+        entropy_groups=("A",),
+        variance_by=("A",),
+        anova_target="B" if measure == "anova_r2" else None,
+    )
+    keys = {k.partition("@")[0] for k in measure_cube(ORIGINAL, PROTECTED, spec)}
+    assert keys
+    if measure == "anova_r2":  # not offered to sweeps
+        assert not keys & set(MEASURE_KEYS)
+        return
+    assert {MEASURE_KEYS[k][0] for k in keys} == {measure}
+    assert keys == {k for k, (m, _) in MEASURE_KEYS.items() if m == measure}
