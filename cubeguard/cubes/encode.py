@@ -104,8 +104,9 @@ def _raw_column(column: pa.Array | pa.ChunkedArray, integer: bool) -> tuple[npt.
     if integer:
         if pa.types.is_dictionary(column.type):
             column = column.cast(column.type.value_type)
-        if not pa.types.is_integer(column.type) or column.null_count:
-            column = column.cast(pa.int64()).fill_null(-(2**62))
+        if column.type == pa.uint64() or not pa.types.is_integer(column.type) or column.null_count:
+            # int64 for all of these; uint64 values past 2**63 wrap to negatives no table covers
+            column = pc.cast(column, pa.int64(), safe=column.type != pa.uint64()).fill_null(-(2**62))
         return column.to_numpy(zero_copy_only=False), None
     if not pa.types.is_dictionary(column.type):
         column = pc.dictionary_encode(column.cast(pa.string()))
