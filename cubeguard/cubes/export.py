@@ -32,7 +32,9 @@ def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = Non
     blocks = _blocks(cube, fmt)
     first = next(blocks)
     if fmt == "parquet":
-        with pq.ParquetWriter(target, first.schema, compression="zstd") as w:
+        # Code columns go in as dictionaries, which Parquet stores as they are; without the Arrow
+        # schema in the file, readers see plain string columns, as with any dictionary-encoded column.
+        with pq.ParquetWriter(target, first.schema, compression="zstd", store_schema=False) as w:
             w.write_table(first)
             for t in blocks:
                 w.write_table(t)
@@ -62,18 +64,19 @@ def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str) -> pa.Table:
     if fmt == "sdmx-csv":
         cols["DATAFLOW"] = _repeated(f"CUBEGUARD:CENSUS_{attrs.get('cube_id')}(1.0)", block.size)
     for axis, d in enumerate(dims):
-        cols[_sdmx_dim(d) if fmt == "sdmx-csv" else d] = _code_column(block, axis)
+        codes = _code_column(block, axis)
+        cols[_sdmx_dim(d) if fmt == "sdmx-csv" else d] = codes if fmt == "parquet" else codes.cast(pa.string())
     cols["OBS_VALUE" if fmt == "sdmx-csv" else "count"] = pa.array(block.values.ravel())
     return pa.table(cols)
 
 
-def _code_column(block: xr.DataArray, axis: int) -> pa.Array:
-    """The code of axis ``axis`` for every cell, built as dictionary indices and decoded in Arrow."""
+def _code_column(block: xr.DataArray, axis: int) -> pa.DictionaryArray:
+    """The code of axis ``axis`` for every cell, as dictionary indices into the axis's codes."""
     shape = block.shape
     along = [-1 if a == axis else 1 for a in range(len(shape))]
     indices = np.broadcast_to(np.arange(shape[axis], dtype=np.int32).reshape(along), shape).ravel()
     codes = pa.array([str(v) for v in block[block.dims[axis]].values], type=pa.string())
-    return pa.DictionaryArray.from_arrays(pa.array(indices), codes).cast(pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(indices), codes)
 
 
 def _repeated(value: str, n: int) -> pa.Array:
