@@ -17,37 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.kernels import offset_take_into, take_into
 
 
-def column_positions(
-    column: pa.Array | pa.ChunkedArray, breakdown: Breakdown, out: npt.NDArray[np.int32] | None = None
-) -> npt.NDArray[np.int32]:
-    """Bottom position of every record for one breakdown (-1 for values outside the classification).
-
-    Writes into ``out`` (an int32 array of the column's length) when given, and returns it.
-    """
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if out is None:
-        out = np.empty(len(column), dtype=np.int32)
-    if breakdown.classification.dtype == "integer":
-        if pa.types.is_dictionary(column.type):
-            column = column.cast(column.type.value_type)
-        if not pa.types.is_integer(column.type) or column.null_count:
-            column = column.cast(pa.int64()).fill_null(-(2**62))
-        first, lut = breakdown.int_table
-        offset_take_into(column.to_numpy(zero_copy_only=False), first, lut, out)
-        return out
-    if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column.cast(pa.string()))
-    dictionary = column.dictionary.cast(pa.string()).to_pylist()
-    lut = np.append(breakdown.lookup_codes([str(v) for v in dictionary]), np.int32(-1))
-    indices = column.indices
-    if indices.null_count:
-        indices = indices.fill_null(len(dictionary))
-    take_into(lut, indices.to_numpy(zero_copy_only=False), out)
-    return out
+def column_positions(column: pa.Array | pa.ChunkedArray, breakdown: Breakdown) -> npt.NDArray[np.int32]:
+    """Bottom position of every record for one breakdown (-1 for values outside the classification)."""
+    raw, dictionary = _raw_column(column, integer=breakdown.classification.dtype == "integer")
+    if dictionary is None:
+        return breakdown.lookup_ints(raw)
+    return _dictionary_lut(breakdown, dictionary)[raw]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from cubeguard.cubes.kernels import offset_take_into
 from cubeguard.errors import CubeguardError
 
 if TYPE_CHECKING:  # config.load imports this module
@@ -99,10 +98,12 @@ class Breakdown:
 
     def lookup_ints(self, values: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
         """Bottom position for each raw integer value (-1 where no leaf covers it)."""
-        out = np.empty(values.shape, dtype=np.int32)
         first, lut = self.int_table
-        offset_take_into(np.ascontiguousarray(values).ravel(), first, lut, out.ravel())
-        return out
+        x = np.asarray(values, dtype=np.int64) - first
+        inside = (x >= 0) & (x < lut.size)
+        if not lut.size:
+            return np.full(x.shape, -1, dtype=np.int32)
+        return np.where(inside, lut[np.where(inside, x, 0)], np.int32(-1)).astype(np.int32)
 
     @cached_property
     def int_table(self) -> tuple[int, npt.NDArray[np.int32]]:

@@ -165,19 +165,3 @@ def scatter_by_records(
     for c in range(n_cubes):
         for t in range(parts):
             bad[c] += part_bad[t, c]
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def take_into(lut, idx, out) -> None:  # pragma: no cover - compiled
-    """``out[r] = lut[idx[r]]`` (dictionary indices to bottom positions), in parallel."""
-    for r in prange(idx.shape[0]):
-        out[r] = lut[idx[r]]
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def offset_take_into(values, first, lut, out) -> None:  # pragma: no cover - compiled
-    """``out[r] = lut[values[r] - first]``, or -1 where that falls outside ``lut``."""
-    size = lut.shape[0]
-    for r in prange(values.shape[0]):
-        v = np.int64(values[r]) - first
-        out[r] = lut[v] if 0 <= v < size else -1

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from cubeguard.config import load_release
-from cubeguard.cubes.encode import encode_batch
+from cubeguard.cubes.encode import column_positions, encode_batch
 from cubeguard.cubes.tabulate import CubePlan, Tabulator
 from cubeguard.microdata.keys import KeyScale
 
@@ -68,3 +68,4 @@ def test_encoded_batch_maps_raw_values_through_each_breakdowns_table(release) ->
         values = ["2", "1"] if bd.id == "SEX" else [44, 7]
         expected = bd.lookup_codes(values) if bd.id == "SEX" else bd.lookup_ints(np.array(values))
         np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(column_positions(batch.column(bd.column), bd), expected)
