@@ -27,13 +27,18 @@ _OUTSIDE = -(2**40)  # weight of a value outside the classification: any sum wit
 
 
 @njit(nogil=True)
-def _cube_tables(column_of, first, luts, lens, cube_dims, strides, c: int):  # pragma: no cover - compiled
+def _cube_tables(encoded, layout, c: int):  # pragma: no cover - compiled
     """Cube ``c``'s dimensions as (raw row, first value, table length, weighted table) per dimension.
+
+    ``encoded`` is (raw, column_of, first, luts, lens) of ``cubeguard.cubes.encode.EncodedBatch``,
+    ``layout`` (cube_dims, strides, offsets, cube_pop) of the tabulator's cubes.
 
     The weighted table holds ``position * stride``, or ``_OUTSIDE`` for values outside the
     classification, so a record's flat bottom index is a sum of one entry per dimension and is
     negative exactly when one of its values is unknown.
     """
+    _, column_of, first, luts, lens = encoded
+    cube_dims, strides, _, _ = layout
     nd = 0
     while nd < cube_dims.shape[1] and cube_dims[c, nd] >= 0:
         nd += 1
@@ -69,9 +74,16 @@ def _block_cells(raw, rows, firsts, sizes, weighted, start: int, m: int, idx) ->
 
 
 @njit(nogil=True)
-def _add_range(raw, tables, mask, keys, scale, decimal, lo, hi, counts, key_sums) -> int:  # pragma: no cover
-    """Add records ``lo .. hi - 1`` held by ``mask`` to one cube's cells; return how many had unknown codes."""
-    rows, firsts, sizes, weighted = tables
+def _add_range(encoded, layout, records, c, lo, hi, counts, key_sums) -> int:  # pragma: no cover - compiled
+    """Add records ``lo .. hi - 1`` of cube ``c``'s population to its cells; count unknown codes.
+
+    ``counts`` and ``key_sums`` start at the cube's first cell. Returns the number of records with a
+    value outside the classification.
+    """
+    raw = encoded[0]
+    masks, keys, scale, decimal = records
+    mask = masks[layout[3][c]]
+    rows, firsts, sizes, weighted = _cube_tables(encoded, layout, c)
     idx = np.empty(_BLOCK, dtype=np.int64)
     bad = 0
     for start in range(lo, hi, _BLOCK):
@@ -88,76 +100,38 @@ def _add_range(raw, tables, mask, keys, scale, decimal, lo, hi, counts, key_sums
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def scatter_by_cube(
-    raw,
-    column_of,
-    first,
-    luts,
-    lens,
-    cube_dims,
-    strides,
-    offsets,
-    cube_pop,
-    masks,
-    keys,
-    scale,
-    decimal,
-    counts,
-    key_sums,
-    bad,
-) -> None:  # pragma: no cover - compiled
+def scatter_by_cube(encoded, layout, records, counts, key_sums, bad) -> None:  # pragma: no cover - compiled
     """Add every record to each cube whose population holds it; threads own whole cubes.
 
-    Record ``r``'s raw integers are ``raw[:, r]`` (``cubeguard.cubes.encode.EncodedBatch``).
+    ``encoded`` = (raw, column_of, first, luts, lens) (``cubeguard.cubes.encode.EncodedBatch``),
+    ``layout`` = (cube_dims, strides, offsets, cube_pop), ``records`` = (masks, keys, scale, decimal).
     """
-    for c in prange(cube_dims.shape[0]):
-        tables = _cube_tables(column_of, first, luts, lens, cube_dims, strides, c)
-        bad[c] += _add_range(
-            raw, tables, masks[cube_pop[c]], keys, scale, decimal, 0, keys.shape[0], counts[offsets[c] :],
-            key_sums[offsets[c] :],
-        )  # fmt: skip
+    offsets = layout[2]
+    n = records[1].shape[0]
+    for c in prange(offsets.shape[0]):
+        bad[c] += _add_range(encoded, layout, records, c, 0, n, counts[offsets[c] :], key_sums[offsets[c] :])
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def scatter_by_records(
-    raw,
-    column_of,
-    first,
-    luts,
-    lens,
-    cube_dims,
-    strides,
-    offsets,
-    cube_pop,
-    masks,
-    keys,
-    scale,
-    decimal,
-    counts,
-    key_sums,
-    bad,
-    parts,
-) -> None:  # pragma: no cover - compiled
+def scatter_by_records(encoded, layout, records, counts, key_sums, bad, parts) -> None:  # pragma: no cover - compiled
     """As :func:`scatter_by_cube` for few cubes: ``parts`` threads own record ranges.
 
     Each part adds into private accumulators that are summed at the end. Counts add as integers
     and key sums as uint64 modulo 2**64, so the result equals the one-thread pass bit for bit.
     """
-    n = keys.shape[0]
+    offsets = layout[2]
+    n = records[1].shape[0]
     cells = counts.shape[0]
-    n_cubes = cube_dims.shape[0]
+    n_cubes = offsets.shape[0]
     part_counts = np.zeros((parts, cells), dtype=np.int64)
     part_keys = np.zeros((parts, cells), dtype=np.uint64)
     part_bad = np.zeros((parts, n_cubes), dtype=np.int64)
     step = (n + parts - 1) // parts
     for t in prange(parts):
+        lo, hi = t * step, min(n, (t + 1) * step)
         for c in range(n_cubes):
-            tables = _cube_tables(column_of, first, luts, lens, cube_dims, strides, c)
             off = offsets[c]
-            part_bad[t, c] += _add_range(
-                raw, tables, masks[cube_pop[c]], keys, scale, decimal, t * step, min(n, (t + 1) * step),
-                part_counts[t, off:], part_keys[t, off:],
-            )  # fmt: skip
+            part_bad[t, c] += _add_range(encoded, layout, records, c, lo, hi, part_counts[t, off:], part_keys[t, off:])
     for i in prange(cells):
         for t in range(parts):
             counts[i] += part_counts[t, i]

@@ -114,26 +114,13 @@ class Tabulator:
         decimal = self.key_scale.kind == "decimal"
         scale = 10.0**self.key_scale.digits if decimal else TWO64
         parts = self._record_parts()
-        scatter = scatter_by_records if parts > 1 else scatter_by_cube
-        scatter(
-            enc.raw,
-            enc.column_of,
-            enc.first,
-            enc.luts,
-            enc.lens,
-            self.cube_dims,
-            self.strides,
-            self.offsets,
-            self.cube_pop,
-            masks,
-            keys,
-            scale,
-            decimal,
-            self.counts,
-            self.key_sums,
-            self.bad,
-            *((parts,) if parts > 1 else ()),
-        )
+        encoded = (enc.raw, enc.column_of, enc.first, enc.luts, enc.lens)
+        layout = (self.cube_dims, self.strides, self.offsets, self.cube_pop)
+        records = (masks, keys, scale, decimal)
+        if parts > 1:
+            scatter_by_records(encoded, layout, records, self.counts, self.key_sums, self.bad, parts)
+        else:
+            scatter_by_cube(encoded, layout, records, self.counts, self.key_sums, self.bad)
         self.records += n
 
     def _record_parts(self) -> int:
