@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cubeguard.swap import TargetedSwapParams, targeted_swap
+from cubeguard.methods.targeted_swap import TargetedSwapStep, targeted_swap
 
 RESULTS = Path(__file__).parent / "results"
 CONFIGS = {
@@ -85,8 +85,8 @@ def make_households(n_households: int, seed: int = 2024) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def params_for(config: str) -> TargetedSwapParams:
-    return TargetedSwapParams(
+def params_for(config: str) -> TargetedSwapStep:
+    return TargetedSwapStep(
         household_id="hid",
         hierarchy=("nuts1", "nuts2", "nuts3"),
         similar=(("hsize",),),

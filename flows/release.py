@@ -18,6 +18,7 @@ from cubeguard.config import load_release
 from cubeguard.errors import ReleaseBlocked
 from cubeguard.pipeline.run import RunSpec
 from cubeguard.publish.lock import release_lock
+from cubeguard.secrets import resolve_references
 from tasks.audit import audit_run
 from tasks.progress import report
 from tasks.publish import publish, summary_artifact
@@ -37,6 +38,7 @@ from tasks.release import (
     tabulate_start,
     validate,
 )
+from tasks.secrets import read_prefect_secret
 
 T = TypeVar("T")
 
@@ -59,7 +61,8 @@ def release_flow(
         tabulate_parts: Tabulate in this many row-group partitions at once (for Dask workers).
     """
     overrides = dict(overrides or {})
-    release = load_release(config_path, overrides or None)  # fail fast on a bad config
+    release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
+    resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
     started = utc_now()
     state: dict[str, Any] = {"spec": RunSpec(config_path, overrides, fresh=fresh), "gates": None, "published": None}
     with release_lock(release.config.output.folder):

@@ -77,7 +77,7 @@ def tabulate(spec: RunSpec) -> list[dict[str, object]]:
     """Tabulate every hypercube in one pass and write the original (internal) Zarr store."""
 
     def run(release: Release) -> list[dict[str, object]]:
-        tab = tabulate_release(release, progress=report, prefect_reader=read_prefect_secret)
+        tab = tabulate_release(release, progress=report, resolver=read_prefect_secret)
         store = release.config.output.original_store
         return [s.as_dict() for s in write_tabulation(release, tab, store, progress=report)]
 

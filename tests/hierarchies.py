@@ -7,10 +7,10 @@ import pandas as pd
 import pyarrow as pa
 from hypothesis import strategies as st
 
-from cubeguard.config.models import CodeSpec, PopulationSpec, VariableSpec
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
+from cubeguard.cubes.spec import CodeSpec, PopulationSpec, VariableSpec
 from cubeguard.cubes.tabulate import CubePlan, Tabulator
-from cubeguard.microdata.keys import KeyScale
 
 
 @st.composite

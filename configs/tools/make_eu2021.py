@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from cubeguard.config.models import VariableSpec
 from cubeguard.cubes.hierarchy import build_classification, select_breakdown
+from cubeguard.cubes.spec import VariableSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIBED = ROOT.parent / "shared" / "eurostat" / "hypercubes.yaml"

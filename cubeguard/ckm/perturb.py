@@ -2,7 +2,7 @@
 
 Every cell, totals and subtotals included, gets ``noise = v`` of the p-table row selected by its
 count and its cell key ``(sum of record keys) mod 1`` (seed 001; Handbook on SDC v2 5.4). The cell
-key is derived from the exact ``key_sum`` (``cubeguard.microdata.keys``), so the same set of records
+key is derived from the exact ``key_sum`` (``cubeguard.ckm.keys``), so the same set of records
 is perturbed the same in every cube, margin and chunk layout.
 """
 
@@ -12,9 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.ckm.lookup import lookup_noise
 from cubeguard.ckm.ptable import PTable
-from cubeguard.microdata.keys import KeyScale
 
 
 def cell_keys(cube: xr.Dataset) -> xr.DataArray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +17,24 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cubeguard.config.models import SCHEMA_VERSION, HrcCodes, ReleaseConfig
+from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
 from cubeguard.config.overrides import apply_overrides
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
+from cubeguard.cubes.spec import HrcCodes
 from cubeguard.errors import CubeguardError
+from cubeguard.methods.base import CheckContext, MicrodataStep, Numbers, Problem, StepModel, explain, resolve
+from cubeguard.methods.base import problems as problems_of
+from cubeguard.methods.registry import UNION_TAGS, method_of
+from cubeguard.secrets import (
+    EnvSecret,
+    PrefectSecret,
+    SecretInt,
+    SecretNumber,
+    SecretRef,
+    SecretResolver,
+    resolve_number,
+)
 
 _PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "folder"))
 _NO_CODES: list[dict[str, Any]] = []
@@ -65,10 +79,15 @@ class _Problems:
         self.items.append(f"{dotted(path)} ({where}): {message}")
 
 
-def load_release(file: Path | str, overrides: Mapping[str, Any] | None = None) -> Release:
+def load_release(
+    file: Path | str, overrides: Mapping[str, Any] | None = None, resolver: SecretResolver | None = None
+) -> Release:
     """Read, validate and resolve a release config; raise :class:`ConfigError` listing every problem.
 
     ``overrides`` set key paths (as errors print them, e.g. ``steps[0].js``) before validation.
+    Every method's config-time check runs here, before any microdata is read; secrets given by
+    reference are checked too where they resolve (environment variables, and secret blocks when
+    ``resolver`` is given).
     """
     file = Path(file).resolve()
     main = load_yaml(file)
@@ -89,7 +108,7 @@ def load_release(file: Path | str, overrides: Mapping[str, Any] | None = None) -
         raise ConfigError(file, problems.items)
     breakdowns = _resolve_breakdowns(cfg, problems)
     _check_references(cfg, breakdowns, problems)
-    _check_pre_tabular(cfg, problems)
+    _check_steps(cfg, problems, resolver)
     if problems.items:
         raise ConfigError(file, problems.items)
     return Release(cfg, file, breakdowns, digest)
@@ -161,39 +180,15 @@ def _validate_models(data: dict[str, Any], problems: _Problems) -> ReleaseConfig
     try:
         return ReleaseConfig.model_validate(data)
     except ValidationError as exc:
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
-            problems.add(loc, _explain(err))
+        for loc, message in problems_of(exc, UNION_TAGS, _explain):
+            problems.add(loc, message)
         return None
 
 
-_UNION_TAGS = {
-    "identity",
-    "cell_key",
-    "targeted_swap",
-    "random_swap",
-    "ons_household_swap",
-    "ons_communal_swap",
-    "int",
-    "float",
-    "EnvSecret",
-    "PrefectSecret",
-    "list[str]",
-    "list[int]",
-    "VariableSpec",
-}
-
-
 def _explain(err: Any) -> str:
-    kind = err["type"]
-    if kind == "missing":
-        return "this required key is missing; add it"
-    if kind == "extra_forbidden":
-        return f"unknown key {err['loc'][-1]!r}; remove it or fix its spelling"
-    if kind == "literal_error" and err["loc"] and err["loc"][-1] == "schema_version":
+    if err["type"] == "literal_error" and err["loc"] and err["loc"][-1] == "schema_version":
         return f"must be {SCHEMA_VERSION}"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return msg[0].lower() + msg[1:] + ("" if msg.endswith(".") else "; change the value")
+    return explain(err)
 
 
 def _resolve_breakdowns(cfg: ReleaseConfig, problems: _Problems) -> dict[str, Breakdown]:
@@ -242,42 +237,75 @@ def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], prob
                 ("hypercubes", k, "breakdowns"),
                 f"two breakdowns read column {sorted(dup)[0]!r}; a cube can use one level of a variable",
             )
-    for k, step in enumerate(cfg.steps):
-        for j, cid in enumerate(step.cubes or []):
-            if cid not in ids:
-                problems.add(("steps", k, "cubes", j), _unknown("hypercube", cid, ids))
 
 
-def _check_pre_tabular(cfg: ReleaseConfig, problems: _Problems) -> None:
-    """Each swap step against its method's parameters, before any data is read; names, cube ids."""
-    if not cfg.pre_tabular:
-        return
-    from cubeguard.config.swap_params import placeholders, swap_params
-    from cubeguard.config.swap_params import problems as param_problems
-
-    ids = {c.id for c in cfg.hypercubes}
-    names: dict[str, int] = {}
-    for k, step in enumerate(cfg.pre_tabular):
-        where: KeyPath = ("pre_tabular", k)
-        if step.name in names:
-            problems.add(
-                (*where, "name"),
-                f"name {step.name!r} is also used by pre_tabular[{names[step.name]}]; "
-                "give each step its own name (it names the step's report)",
+def _check_steps(cfg: ReleaseConfig, problems: _Problems, resolver: SecretResolver | None) -> None:
+    """Each step's own checks (its method's ``check``), names and cube ids, before any data is read."""
+    ids = frozenset(c.id for c in cfg.hypercubes)
+    for key, steps in (("pre_tabular", tuple(cfg.pre_tabular)), ("steps", tuple(cfg.steps))):
+        names: dict[str, int] = {}
+        for k, step in enumerate(steps):
+            where: KeyPath = (key, k)
+            if step.name in names:
+                problems.add(
+                    (*where, "name"),
+                    f"name {step.name!r} is also used by {key}[{names[step.name]}]; "
+                    "give each step its own name (it names the step's report)",
+                )
+            names.setdefault(step.name, k)
+            for field in ("cubes", "report_cubes"):
+                for j, cid in enumerate(getattr(step, field, None) or []):
+                    if cid not in ids:
+                        problems.add((*where, field, j), _unknown("hypercube", cid, ids))
+            ctx = CheckContext(
+                cube_ids=ids,
+                steps=steps,
+                index=k,
+                number=_numbers(where, resolver, problems),
+                household_id=cfg.input.household_id,
+                person_id=cfg.input.person_id,
             )
-        names.setdefault(step.name, k)
-        for j, cid in enumerate(step.report_cubes):
-            if cid not in ids:
-                problems.add((*where, "report_cubes", j), _unknown("hypercube", cid, ids))
-        if isinstance(step.seed, int) and step.seed < 0:
-            problems.add((*where, "seed"), "the seed must be a non-negative integer; change the value")
+            for loc, message in _method_check(step, ctx):
+                problems.add((*where, *loc), message)
+
+
+def _method_check(step: StepModel, ctx: CheckContext) -> list[Problem]:
+    """The method's checks on the step with every secret it can resolve now, then on its ids."""
+    method = method_of(step)
+    try:
+        resolved = resolve(step, ctx.number)
+        if isinstance(resolved, MicrodataStep):
+            resolved = resolved.with_ids(ctx.household_id, ctx.person_id)
+    except ValidationError as exc:
+        return problems_of(exc, UNION_TAGS)
+    found = method.check(resolved, ctx)
+    seed = getattr(resolved, "seed", 0)
+    if isinstance(resolved, MicrodataStep) and seed is None:
+        found.append((("seed",), "this required key is missing; add it (a non-negative integer, secret)"))
+    elif isinstance(seed, int | float) and (seed != int(seed) or seed < 0):
+        found.append((("seed",), "the seed must be a non-negative integer; change the value"))
+    return found
+
+
+def _numbers(where: KeyPath, resolver: SecretResolver | None, problems: _Problems) -> Numbers:
+    """The secrets that resolve now: inline, set environment variables, secret blocks with a resolver.
+
+    Other references stay as they are (a release resolves them all before it reads data, and each
+    step checks them again when it runs); a reference that holds no number is a problem at its key.
+    """
+
+    def number(key: str, value: SecretNumber | SecretInt) -> float | SecretRef:
+        if isinstance(value, PrefectSecret) and resolver is None:
+            return value
+        if isinstance(value, EnvSecret) and value.env not in os.environ:
+            return value  # a release resolves every reference before it reads data
         try:
-            swap_params(step, cfg.input, placeholders(step))
-        except ValidationError as exc:
-            for loc, msg in param_problems(step, exc):
-                problems.add((*where, *loc), msg[0].lower() + msg[1:])
+            return resolve_number(value, key, resolver)
         except CubeguardError as exc:
-            problems.add(where, str(exc))
+            problems.add((*where, key), str(exc).removeprefix(f"{key}: "))
+            return value
+
+    return number
 
 
 def _unknown(what: str, name: str, known: Any) -> str:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cubeguard.config.models import HrcCodes, ReleaseConfig, VariableFile
+from cubeguard.config.models import ReleaseConfig, VariableFile
+from cubeguard.cubes.spec import HrcCodes
 
 
 def json_schema() -> dict[str, Any]:

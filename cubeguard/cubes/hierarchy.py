@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from cubeguard.cubes.spec import VariableSpec
 from cubeguard.errors import CubeguardError
-
-if TYPE_CHECKING:  # config.load imports this module
-    from cubeguard.config.models import VariableSpec
 
 IntArray = npt.NDArray[np.int64]
 

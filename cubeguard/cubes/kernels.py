@@ -1,7 +1,7 @@
 """Numba kernels for the fused tabulation pass (one pass over a record batch serves every cube).
 
 Record keys arrive as float64 in [0, 1) and are turned into uint64 numerators inside the kernel
-(``cubeguard.microdata.keys``): ``key * 2**64`` for binary keys (exact for multiples of 2**-64),
+(``cubeguard.ckm.keys``): ``key * 2**64`` for binary keys (exact for multiples of 2**-64),
 ``round(key * 10**d)`` for d-digit decimal keys, without a temporary array. With many cubes,
 threads own whole cubes, so no two threads ever add to the same cell; with fewer cubes than
 threads, threads own record ranges and add into private accumulators summed at the end.

@@ -4,7 +4,7 @@ One dimension per breakdown (named by its id, e.g. ``AGE.M``), whose index holds
 including every total and subtotal in pre-order; per dimension the non-index coordinates
 ``<dim>.parent`` (parent code, "" for the total), ``<dim>.depth`` (0 for the total) and
 ``<dim>.label``. Data variables: ``count`` (int64) and ``key_sum`` (uint64 record-key numerators,
-see ``cubeguard.microdata.keys``).
+see ``cubeguard.ckm.keys``).
 """
 
 from __future__ import annotations

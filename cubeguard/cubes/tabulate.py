@@ -2,14 +2,13 @@
 
 Each batch of records is encoded once per breakdown, then a single numba kernel adds every record
 to the bottom cells of every cube (``count`` and the exact ``key_sum`` of record keys; see
-``cubeguard.microdata.keys``). Totals and subtotals come from the bottom cells afterwards
+``cubeguard.ckm.keys``). Totals and subtotals come from the bottom cells afterwards
 (``cubeguard.cubes.margins``), never from re-reading. Accumulators of separate passes (threads,
 Dask partitions) merge by addition, so the result does not depend on how the records are split.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numba
@@ -18,15 +17,14 @@ import numpy.typing as npt
 import pyarrow as pa
 import xarray as xr
 
-from cubeguard.config.load import Release
-from cubeguard.config.models import PopulationSpec
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.cubes.encode import encode_batch, population_mask
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.kernels import TWO64, scatter_by_cube, scatter_by_records
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
+from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.errors import CubeguardError
-from cubeguard.microdata.keys import KeyScale
 
 PRIVATE_BYTES = 256 * 2**20
 
@@ -43,16 +41,6 @@ class CubePlan:
     def shape(self) -> tuple[int, ...]:
         """Bottom-cell shape of the cube."""
         return tuple(b.n_bottom for b in self.breakdowns)
-
-
-def plans_for(release: Release, cube_ids: Iterable[str] | None = None) -> list[CubePlan]:
-    """Cube plans for the release's hypercubes (all, or the listed ones)."""
-    wanted = set(cube_ids) if cube_ids is not None else None
-    return [
-        CubePlan(c.id, tuple(release.breakdowns[b] for b in c.breakdowns), c.population)
-        for c in release.config.hypercubes
-        if wanted is None or c.id in wanted
-    ]
 
 
 class Tabulator:

@@ -15,7 +15,7 @@ from typing import Any
 from cubeguard.audit.record import AuditRecord, Outcome, code_version, library_versions, sha256_file, utc_now
 from cubeguard.audit.store import AuditStore, StoredRecord
 from cubeguard.config.load import Release
-from cubeguard.config.secrets import SecretReader, resolve_references
+from cubeguard.secrets import SecretResolver, resolve_references
 
 OVERRIDES_MARK = "# overrides of this run: "
 
@@ -71,7 +71,7 @@ def record_attempt(
     gates: list[dict[str, Any]] | None = None,
     published: dict[str, Any] | None = None,
     error: str | None = None,
-    reader: SecretReader | None = None,
+    reader: SecretResolver | None = None,
 ) -> StoredRecord:
     """Append the record of one attempt to the release's audit store and return it."""
     try:

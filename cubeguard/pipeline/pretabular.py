@@ -21,22 +21,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
 from cubeguard.config.load import Release
-from cubeguard.config.models import OnsCommunalSwapStep, TargetedSwapStep
-from cubeguard.config.secrets import SecretInt, SecretNumber, SecretReader, resolve_number
-from cubeguard.config.swap_params import SwapParams, SwapStep, cap_column, problems, swap_params
 from cubeguard.cubes.encode import population_mask
 from cubeguard.errors import CubeguardError
+from cubeguard.methods.base import MicrodataMethod, MicrodataStep, Swapped
+from cubeguard.methods.registry import MICRODATA_METHODS
 from cubeguard.microdata.read import iter_batches
-from cubeguard.pipeline.pretabular_steps import Swapped, needed_columns, swap
+from cubeguard.pipeline.steps import resolved_step
 from cubeguard.pipeline.swap_effect import cube_columns, cube_effects
-from cubeguard.swap.params import RandomSwapParams
+from cubeguard.secrets import SecretResolver
 
 
 def apply_pre_tabular(
-    release: Release, prefect_reader: SecretReader | None = None, progress: Callable[[str, int], None] | None = None
+    release: Release, resolver: SecretResolver | None = None, progress: Callable[[str, int], None] | None = None
 ) -> dict[str, Any]:
     """Run the configured pre-tabular steps; write the swapped microdata and internal reports.
 
@@ -48,7 +46,7 @@ def apply_pre_tabular(
     swapped: dict[str, pd.Series] = {}
     done = []
     for k, step in enumerate(cfg.pre_tabular):
-        result = _run_step(release, step, f"pre_tabular[{k}]", prefect_reader, swapped)
+        result = _run_step(release, step, f"pre_tabular[{k}]", resolver, swapped)
         swapped.update({c: result.data[c] for c in result.moved})
         done.append((step.name, result))
     _rewrite(release, swapped, cfg.output.swapped_microdata, progress)
@@ -60,15 +58,17 @@ def apply_pre_tabular(
 
 
 def _run_step(
-    release: Release, step: SwapStep, where: str, reader: SecretReader | None, earlier: dict[str, pd.Series]
+    release: Release, step: MicrodataStep, where: str, resolver: SecretResolver | None, earlier: dict[str, pd.Series]
 ) -> Swapped:
-    params, seed = _params(release, step, where, reader)
-    caps = step.caps if isinstance(step, TargetedSwapStep) else {}
-    columns = sorted({*needed_columns(params, caps), *cube_columns(release, step.report_cubes)})
+    method = MICRODATA_METHODS[step.method]
+    inp = release.config.input
+    resolved = resolved_step(step, where, resolver).with_ids(inp.household_id, inp.person_id)
+    seed = resolved.seed
+    if not isinstance(seed, int) or seed < 0:  # the config check saw inline seeds; this is a reference
+        raise CubeguardError(f"{where}.seed: the seed must be a non-negative integer; change the secret")
+    columns = sorted({*method.columns(resolved), *cube_columns(release, step.report_cubes)})
     frame, selected = _read(release, step, columns, earlier)
-    for col, cap in caps.items():
-        frame[cap_column(col)] = pd.to_numeric(frame[col]).clip(upper=cap)
-    result = _swap_selected(frame, selected, params, seed, where)
+    result = _apply_selected(method, frame, selected, resolved, seed, where)
     report = {"name": step.name, "method": step.method, **result.report}
     report["cube_effects"] = cube_effects(release, step.report_cubes, frame, result.data)
     internal = release.config.output.internal
@@ -77,32 +77,11 @@ def _run_step(
     return result
 
 
-def _params(release: Release, step: SwapStep, where: str, reader: SecretReader | None) -> tuple[SwapParams, int]:
-    """The method's parameters and seed with secrets resolved; errors name the key, never a value."""
-
-    def number(key: str, value: SecretNumber | SecretInt) -> float:
-        return resolve_number(value, f"{where}.{key}", reader)
-
-    try:
-        params = swap_params(step, release.config.input, number)
-    except ValidationError as exc:
-        lines = [f"{where}{''.join(_key(p) for p in loc)}: {msg}" for loc, msg in problems(step, exc)]
-        raise CubeguardError("; ".join(lines)) from None
-    seed = number("seed", step.seed)
-    if seed != int(seed) or seed < 0:
-        raise CubeguardError(f"{where}.seed: the seed must be a non-negative integer; change the secret")
-    return params, int(seed)
-
-
-def _key(part: str | int) -> str:
-    return f"[{part}]" if isinstance(part, int) else f".{part}"
-
-
 def _read(
-    release: Release, step: SwapStep, columns: list[str], earlier: dict[str, pd.Series]
+    release: Release, step: MicrodataStep, columns: list[str], earlier: dict[str, pd.Series]
 ) -> tuple[pd.DataFrame, npt.NDArray[np.bool_] | None]:
     """The step's columns (earlier steps' swaps put in) and the rows its ``where`` selects."""
-    selection = {} if isinstance(step, OnsCommunalSwapStep) else step.where
+    selection: dict[str, list[str] | list[int]] = getattr(step, "where", {})
     names = sorted({*columns, *selection})
     frames = [batch.to_pandas() for batch in iter_batches(release.config.input, names)]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=names)
@@ -115,13 +94,18 @@ def _read(
     return frame, population_mask(chosen, selection, None)
 
 
-def _swap_selected(
-    frame: pd.DataFrame, selected: npt.NDArray[np.bool_] | None, params: SwapParams, seed: int, where: str
+def _apply_selected(
+    method: MicrodataMethod[Any],
+    frame: pd.DataFrame,
+    selected: npt.NDArray[np.bool_] | None,
+    step: MicrodataStep,
+    seed: int,
+    where: str,
 ) -> Swapped:
-    """Swap the selected rows only; the others keep their values."""
+    """Apply the method to the selected rows only; the others keep their values."""
     if selected is None:
-        return swap(frame, params, seed)
-    hid = params.unit_id if isinstance(params, RandomSwapParams) else getattr(params, "household_id", None)
+        return method.apply(frame, step, seed)
+    hid = getattr(step, "unit_id", getattr(step, "household_id", None))
     if hid is not None:
         split = pd.Series(selected).groupby(frame[hid].to_numpy()).nunique() > 1
         if split.any():
@@ -131,7 +115,7 @@ def _swap_selected(
                 "select on household-level columns"
             )
     rows = np.flatnonzero(selected)
-    part = swap(frame.iloc[rows].reset_index(drop=True), params, seed)
+    part = method.apply(frame.iloc[rows].reset_index(drop=True), step, seed)
     data = frame.copy(deep=False)
     for col in part.moved:
         column = frame[col].copy()

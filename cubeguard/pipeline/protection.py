@@ -12,9 +12,9 @@ import xarray as xr
 import zarr
 
 from cubeguard.config.load import Release
-from cubeguard.config.secrets import SecretReader
 from cubeguard.cubes.store import list_cubes, open_cube, write_cube
 from cubeguard.pipeline.steps import build_step
+from cubeguard.secrets import SecretResolver
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,13 @@ def protect_release(
     release: Release,
     original: Path,
     protected: Path,
-    prefect_reader: SecretReader | None = None,
+    resolver: SecretResolver | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> list[ProtectionSummary]:
     """Run every configured step on every cube it targets; write all cubes to ``protected``."""
     out = []
     for cube_id in start_protected_store(original, protected):
-        out.append(protect_cube(release, cube_id, original, protected, prefect_reader))
+        out.append(protect_cube(release, cube_id, original, protected, resolver))
         if progress:
             progress("protect", 1)
     return out
@@ -62,10 +62,10 @@ def start_protected_store(original: Path, protected: Path) -> list[str]:
 
 
 def protect_cube(
-    release: Release, cube_id: str, original: Path, protected: Path, prefect_reader: SecretReader | None = None
+    release: Release, cube_id: str, original: Path, protected: Path, resolver: SecretResolver | None = None
 ) -> ProtectionSummary:
     """Apply the steps that target ``cube_id`` and write it to ``protected``; the same wherever it runs."""
-    steps = [(s, build_step(s, f"steps[{k}]", prefect_reader)) for k, s in enumerate(release.config.steps)]
+    steps = [(s, build_step(s, f"steps[{k}]", resolver)) for k, s in enumerate(release.config.steps)]
     cube = open_cube(original, cube_id)
     applied = [s.name for s, _ in steps if s.cubes is None or cube_id in s.cubes]
     for spec, fn in steps:

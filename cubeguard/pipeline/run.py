@@ -14,8 +14,8 @@ from typing import Any
 
 from cubeguard.audit.record import code_version
 from cubeguard.config.load import Release, load_release
-from cubeguard.config.secrets import SecretReader, resolve_references
 from cubeguard.pipeline.ledger import StepLedger, file_fingerprint, run_key
+from cubeguard.secrets import SecretResolver, resolve_references
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def _load(config_path: str, overrides: str, stamp: int) -> Release:
     return load_release(config_path, json.loads(overrides) or None)
 
 
-def release_key(release: Release, reader: SecretReader | None = None) -> str:
+def release_key(release: Release, reader: SecretResolver | None = None) -> str:
     """Digest of config, overrides, resolved secrets, microdata file and code version.
 
     Internal only: it depends on secret values, so it is kept in the internal folder.

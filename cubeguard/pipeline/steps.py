@@ -1,62 +1,45 @@
-"""Protection steps of a release config, turned into functions from cube to protected cube.
+"""Configured steps with their secrets resolved at run time, and the cube functions of post-tabular steps.
 
-Each step is declared in the config (``steps:``); secret parameters are resolved here, at run
-time, and never leave this module except inside the built p-table (whose repr hides them).
+Secret parameters are resolved here, when a step runs, and never leave the resolved step object
+(whose model never echoes an input in an error). Every other check ran when the config loaded.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from typing import TypeVar
 
-import xarray as xr
+from pydantic import ValidationError
 
-from cubeguard.ckm.perturb import perturb_cube
-from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
-from cubeguard.ckm.ptable_io import read_ptable
-from cubeguard.config.models import CellKeyStep, IdentityStep, StepSpec
-from cubeguard.config.secrets import SecretReader, resolve_number
-from cubeguard.errors import InternalError
+from cubeguard.errors import CubeguardError
+from cubeguard.methods.base import CubeFunction, CubeStep, StepModel, problems, resolve
+from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
+from cubeguard.secrets import SecretInt, SecretNumber, SecretResolver, resolve_number
 
-CubeStep = Callable[[xr.Dataset], xr.Dataset]
+S = TypeVar("S", bound=StepModel)
 
 
-def build_step(spec: StepSpec, where: str, prefect_reader: SecretReader | None = None) -> CubeStep:
-    """The cube function of one configured step; ``where`` names it in errors (e.g. ``steps[0]``)."""
-    if isinstance(spec, IdentityStep):
-        return _identity
-    if isinstance(spec, CellKeyStep):
-        return _cell_key(spec, where, prefect_reader)
-    raise InternalError(f"no implementation for step method {spec.method!r}")
+def resolved_step(step: S, where: str, resolver: SecretResolver | None = None) -> S:
+    """``step`` with every secret resolved; ``where`` names it in errors (e.g. ``steps[0]``).
+
+    Raises:
+        CubeguardError: a reference does not resolve, or its value breaks the method's rules
+            (the message names the key, never the value).
+    """
+
+    def number(key: str, value: SecretNumber | SecretInt) -> float:
+        return resolve_number(value, f"{where}.{key}", resolver)
+
+    try:
+        return resolve(step, number)
+    except ValidationError as exc:
+        lines = [f"{where}{''.join(_key(p) for p in loc)}: {msg}" for loc, msg in problems(exc, UNION_TAGS)]
+        raise CubeguardError("; ".join(lines)) from None
 
 
-def _identity(cube: xr.Dataset) -> xr.Dataset:
-    """Publish counts unchanged (the noise-free path, which must be exact)."""
-    return cube.assign(noise=cube["count"] * 0)
+def _key(part: str | int) -> str:
+    return f"[{part}]" if isinstance(part, int) else f".{part}"
 
 
-@functools.lru_cache(maxsize=16)
-def _ptable(params: PTableParams) -> PTable:
-    """The p-table of ``params``, built once per process (cubes protected one by one reuse it)."""
-    return create_cnt_ptable(params)
-
-
-def _cell_key(spec: CellKeyStep, where: str, reader: SecretReader | None) -> CubeStep:
-    if spec.ptable_file is not None:
-        ptable = read_ptable(spec.ptable_file)
-    else:
-        assert spec.D is not None and spec.V is not None  # guaranteed by the model validator
-        params = PTableParams(
-            D=int(resolve_number(spec.D, f"{where}.D", reader)),
-            V=float(resolve_number(spec.V, f"{where}.V", reader)),
-            js=spec.js,
-            pstay=None if spec.pstay is None else float(resolve_number(spec.pstay, f"{where}.pstay", reader)),
-            optim=spec.optim,
-            mono=spec.mono,
-        )
-        ptable = _ptable(params)
-
-    def step(cube: xr.Dataset) -> xr.Dataset:
-        return perturb_cube(cube, ptable)
-
-    return step
+def build_step(spec: CubeStep, where: str, resolver: SecretResolver | None = None) -> CubeFunction:
+    """The cube function of one configured post-tabular step; ``where`` names it in errors."""
+    return CUBE_METHODS[spec.method].prepare(resolved_step(spec, where, resolver))

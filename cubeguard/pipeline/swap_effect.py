@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.config.load import Release
-from cubeguard.cubes.tabulate import Tabulator, plans_for
+from cubeguard.cubes.tabulate import Tabulator
 from cubeguard.measures.table import DEFAULT_MEASURES, MeasureSpec, measure_cube
-from cubeguard.microdata.keys import KeyScale
+from cubeguard.pipeline.tabulation import plans_for
 
 #: Every cell and the interior; the default measures plus the swapping success measures.
 EFFECT_MEASURES = MeasureSpec(measures=(*DEFAULT_MEASURES, "swap_success"), scopes=("cube", "interior"))

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from cubeguard.config.load import Release
-from cubeguard.config.secrets import SecretReader
 from cubeguard.cubes.tabulate import Tabulator
 from cubeguard.microdata.read import partitions
 from cubeguard.pipeline.tabulation import new_tabulator, tabulate_release, tabulation_source
+from cubeguard.secrets import SecretResolver
 
 
 def parts_folder(release: Release) -> Path:
@@ -34,9 +34,9 @@ def plan_parts(release: Release, parts: int) -> list[tuple[list[int], int]]:
     return partitions(tabulation_source(release), parts)
 
 
-def tabulate_part(release: Release, k: int, part: tuple[list[int], int], reader: SecretReader | None = None) -> str:
+def tabulate_part(release: Release, k: int, part: tuple[list[int], int], reader: SecretResolver | None = None) -> str:
     """Tabulate partition ``k`` and save its accumulators; returns the file's path."""
-    tab = tabulate_release(release, prefect_reader=reader, part=part)
+    tab = tabulate_release(release, resolver=reader, part=part)
     target = parts_folder(release) / f"part-{k}.npz"
     np.savez(target, counts=tab.counts, key_sums=tab.key_sums, bad=tab.bad, records=np.int64(tab.records))
     return str(target)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -13,15 +13,15 @@ import numpy as np
 import pyarrow as pa
 import zarr
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.config.load import Release
 from cubeguard.config.models import InputSpec
-from cubeguard.config.secrets import SecretReader, resolve_number
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.store import write_cube
-from cubeguard.cubes.tabulate import Tabulator, plans_for
-from cubeguard.microdata.keys import KeyScale
+from cubeguard.cubes.tabulate import CubePlan, Tabulator
 from cubeguard.microdata.read import iter_batches
 from cubeguard.microdata.rkeys import keys_from_ids
+from cubeguard.secrets import SecretResolver, resolve_number
 
 Progress = Callable[[str, int], None]
 
@@ -41,6 +41,16 @@ class CubeSummary:
         """Plain-dict form (for task results and artifacts)."""
         return asdict(self)
 
+
+
+def plans_for(release: Release, cube_ids: Iterable[str] | None = None) -> list[CubePlan]:
+    """Cube plans for the release's hypercubes (all, or the listed ones)."""
+    wanted = set(cube_ids) if cube_ids is not None else None
+    return [
+        CubePlan(c.id, tuple(release.breakdowns[b] for b in c.breakdowns), c.population)
+        for c in release.config.hypercubes
+        if wanted is None or c.id in wanted
+    ]
 
 def key_scale(release: Release) -> KeyScale:
     """The record-key representation the release's keys need."""
@@ -68,7 +78,7 @@ def tabulate_release(
     release: Release,
     batch_size: int = 1_000_000,
     progress: Progress | None = None,
-    prefect_reader: SecretReader | None = None,
+    resolver: SecretResolver | None = None,
     part: tuple[list[int], int] = ([], 0),
 ) -> Tabulator:
     """One pass over the microdata accumulating the bottom cells of every hypercube.
@@ -86,7 +96,7 @@ def tabulate_release(
     seed = (
         None
         if rk.generate_seed is None
-        else int(resolve_number(rk.generate_seed, "input.record_key.generate_seed", prefect_reader))
+        else int(resolve_number(rk.generate_seed, "input.record_key.generate_seed", resolver))
     )
     tab = new_tabulator(release)
     columns = {c for c in tab.columns if not (seed is not None and c == rk.column)}

@@ -2,59 +2,29 @@
 
 Secret parameters (cell key D, V and pstay, the p-table itself, swap rates, k-anonymity, seeds,
 record keys) must never be published. The parameters of each method are therefore listed through a
-whitelist: a method or a field that is not named below is not published, and a step method without
-a whitelist entry stops the release (:class:`InternalError`). The manifest carries no hash of the
+allow-list each method declares in its package (``public`` of its registry entry,
+:mod:`cubeguard.methods.registry`): a field it does not name is not published. The manifest carries no hash of the
 config either: a config holding a few small secret integers can be recovered from its hash by trying
 every value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 from cubeguard.config.load import Release
-from cubeguard.config.models import PreTabularSpec, StepSpec
 from cubeguard.errors import InternalError
+from cubeguard.methods.base import StepModel
+from cubeguard.methods.registry import method_of
 from cubeguard.publish.public_store import PublishedCube
 
 SCHEMA = "cubeguard-manifest/1"
 MANIFEST_NAME = "manifest.json"
 
 
-def _nothing(step: Any) -> dict[str, object]:
-    return {}
-
-
-def _cell_key(step: Any) -> dict[str, object]:
-    # Never D, V, pstay (secret) nor the p-table or its path; optim and mono shape the p-table.
-    return {"js": step.js, "ptable_file": step.ptable_file is not None}
-
-
-def _geography(step: Any) -> dict[str, object]:
-    # The geography levels swapped; never rates, thresholds, k-anonymity, seeds, matching or risk variables.
-    return {"hierarchy": list(step.hierarchy)}
-
-
-def _random_swap(step: Any) -> dict[str, object]:
-    # What is exchanged between partners; never swap_rate, seed nor the strata.
-    return {"unit": step.unit, "swap_columns": list(step.swap_columns)}
-
-
-PUBLIC_PARAMETERS: dict[str, Callable[[Any], dict[str, object]]] = {
-    "identity": _nothing,
-    "cell_key": _cell_key,
-    "targeted_swap": _geography,
-    "random_swap": _random_swap,
-    "ons_household_swap": _geography,
-    "ons_communal_swap": _geography,
-}
-"""Per step method, the function that picks the parameters a manifest may show (the whitelist)."""
-
-
-def public_step(step: StepSpec | PreTabularSpec) -> dict[str, object]:
+def public_step(step: StepModel) -> dict[str, object]:
     """What the manifest shows of one configured step: method, name, scope and public parameters.
 
     Args:
@@ -63,21 +33,13 @@ def public_step(step: StepSpec | PreTabularSpec) -> dict[str, object]:
     Returns:
         ``{"method", "name", "cubes", "parameters"}``; ``cubes`` is ``"all"`` or the listed ids.
 
-    Raises:
-        InternalError: The step's method has no whitelist entry in :data:`PUBLIC_PARAMETERS`.
     """
-    pick = PUBLIC_PARAMETERS.get(step.method)
-    if pick is None:
-        raise InternalError(
-            f"step method {step.method!r} has no public-parameter whitelist; add it to "
-            "cubeguard.publish.manifest.PUBLIC_PARAMETERS before publishing with it"
-        )
     cubes = getattr(step, "cubes", None)
     return {
         "method": step.method,
         "name": step.name,
         "cubes": "all" if cubes is None else list(cubes),
-        "parameters": pick(step),
+        "parameters": method_of(step).public(step),
     }
 
 

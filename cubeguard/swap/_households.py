@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from cubeguard.swap.params import SwapDataError
+from cubeguard.swap.common import SwapDataError
 
 IntArray = npt.NDArray[np.int64]
 _MAX_EXAMPLES = 3

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Protocol
 
 import numba
 import numpy as np
@@ -31,9 +32,20 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.params import TargetedSwapParams
+from cubeguard.swap.common import number
 
 FloatArray = npt.NDArray[np.float64]
+
+
+class RiskParams(Protocol):
+    """What the risk functions read of a targeted swap's parameters (its config model, secrets resolved)."""
+
+    household_id: str | None
+    hierarchy: tuple[str, ...]
+    risk_variables: tuple[str, ...]
+    risk_columns: tuple[str, ...] | None
+    risk_threshold: float | None
+    k_anonymity: object
 
 
 def k_anonymity_risk(risk_code: IntArray, area_codes: Sequence[tuple[IntArray, int]]) -> FloatArray:
@@ -128,12 +140,13 @@ def household_max(values: FloatArray, households: Households) -> FloatArray:
     return _household_max(np.ascontiguousarray(values), households.of_row, households.n)
 
 
-def risk_threshold(params: TargetedSwapParams) -> float:
+def risk_threshold(params: RiskParams) -> float:
     """Risk above which a household must be swapped: ``1/k`` (``inf`` for k = 0) or the user's."""
     if params.risk_columns is not None:
-        assert params.risk_threshold is not None  # guaranteed by TargetedSwapParams
+        assert params.risk_threshold is not None  # guaranteed by the targeted swap's model
         return params.risk_threshold
-    return math.inf if params.k_anonymity == 0 else 1.0 / params.k_anonymity
+    k = number(params.k_anonymity)
+    return math.inf if k == 0 else 1.0 / k
 
 
 def must_swap_levels(household_risk: FloatArray, threshold: float) -> IntArray:
@@ -147,7 +160,7 @@ def must_swap_levels(household_risk: FloatArray, threshold: float) -> IntArray:
 
 def household_risk(
     data: pd.DataFrame,
-    params: TargetedSwapParams,
+    params: RiskParams,
     households: Households,
     household_areas: Sequence[tuple[IntArray, int]],
 ) -> FloatArray:
@@ -158,7 +171,7 @@ def household_risk(
     return household_k_anonymity_risk(risk_code, households, household_areas)
 
 
-def check_risk_columns(data: pd.DataFrame, params: TargetedSwapParams) -> list[str]:
+def check_risk_columns(data: pd.DataFrame, params: RiskParams) -> list[str]:
     """Problems with user risk columns: not numeric, negative or not finite."""
     problems: list[str] = []
     for column in params.risk_columns or ():
@@ -170,7 +183,7 @@ def check_risk_columns(data: pd.DataFrame, params: TargetedSwapParams) -> list[s
     return problems
 
 
-def household_risk_table(data: pd.DataFrame, params: TargetedSwapParams) -> pd.DataFrame:
+def household_risk_table(data: pd.DataFrame, params: RiskParams) -> pd.DataFrame:
     """Household risk per level and must-swap level, indexed by household id.
 
     Columns: one per hierarchy level (named like it) with the household risk, and ``must_swap_level``

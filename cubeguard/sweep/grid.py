@@ -36,16 +36,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from cubeguard.config.load import _UNION_TAGS, ConfigError, _explain, _Problems  # the release config's wording
-from cubeguard.config.models import StepSpec
+from cubeguard.config.load import ConfigError, _Problems  # the release config's wording
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
 from cubeguard.measures.table import DEFAULT_MEASURES, MEASURE_KEYS, MeasureSpec
+from cubeguard.methods.base import explain, meant_errors
+from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
 
-#: Step models by method name, read from the release config's ``StepSpec`` union.
-STEP_MODELS: dict[str, type[BaseModel]] = {
-    typing.get_args(model.model_fields["method"].annotation)[0]: model
-    for model in typing.get_args(typing.get_args(StepSpec)[0])
-}
+#: Step models by method name: every registered post-tabular method.
+STEP_MODELS: dict[str, type[BaseModel]] = {name: m.model for name, m in CUBE_METHODS.items()}
 #: Keys of a step that are not parameters of a set.
 _RESERVED = {
     "method": "give the method once, as the grid's top-level 'method'",
@@ -224,8 +222,8 @@ def parse_grid(source: LocatedYaml) -> Grid:
     try:
         spec = SweepGrid.model_validate(source.data)
     except ValidationError as exc:
-        for err in exc.errors():
-            problems.add(_strip(err["loc"]), _say(err))
+        for loc, err in meant_errors(exc, UNION_TAGS):
+            problems.add(loc, _say(err))
         # Go on with the sets if only the other keys are wrong, so that every problem is reported.
         sets_only = {k: v for k, v in source.data.items() if k in ("method", "base", "vary", "sets")}
         try:
@@ -303,8 +301,7 @@ def _validate_set(
         return model.model_validate(data)
     except ValidationError as exc:
         unions: set[KeyPath] = set()
-        for err in exc.errors():
-            loc = _strip(err["loc"])
+        for loc, err in meant_errors(exc, UNION_TAGS):
             if loc != tuple(err["loc"]):  # a union (number or secret reference): its first branch says enough
                 if loc in unions:
                     continue
@@ -361,12 +358,8 @@ def _show(value: Any) -> str:
 
 def _say(err: Any) -> str:
     """The release config's wording of a validation error (no "change the value" after a question)."""
-    text: str = _explain(err)
+    text: str = explain(err)
     return text.removesuffix("; change the value") if str(err["msg"]).rstrip().endswith("?") else text
-
-
-def _strip(loc: tuple[int | str, ...]) -> KeyPath:
-    return tuple(p for p in loc if not (isinstance(p, str) and p in _UNION_TAGS))
 
 
 def _dotted(path: KeyPath) -> str:

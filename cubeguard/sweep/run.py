@@ -30,11 +30,12 @@ from pydantic import ValidationError
 
 from cubeguard.config.load import Release, _unknown
 from cubeguard.config.models import GateSpec
-from cubeguard.config.secrets import EnvSecret, PrefectSecret, SecretReader, resolve_number
 from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.measures.table import MeasureSpec, measure_cube
-from cubeguard.pipeline.steps import CubeStep, build_step
+from cubeguard.methods.base import CubeFunction
+from cubeguard.pipeline.steps import build_step
+from cubeguard.secrets import EnvSecret, PrefectSecret, SecretResolver, resolve_number
 from cubeguard.sweep.gates import CHECKS, evaluate_gates
 from cubeguard.sweep.grid import Grid, ParameterSet, column_scope
 from cubeguard.sweep.output import write_outputs
@@ -104,7 +105,7 @@ def run_sweep(
     client_or_scheduler: Any = None,
     progress: Progress | None = None,
     *,
-    prefect_reader: SecretReader | None = None,
+    resolver: SecretResolver | None = None,
     workers: int = DEFAULT_WORKERS,
 ) -> SweepResult:
     """Protect, measure and gate every chosen cube with every parameter set of ``grid``; write the outputs.
@@ -119,7 +120,7 @@ def run_sweep(
             ``original_store`` themselves, so a cluster's workers must see it at the same path.
         progress: called ``("build", 1)`` per parameter set built and ``("sweep", n)`` as ``n``
             set-cube pairs finish.
-        prefect_reader: reads Prefect Secret blocks for secret references (the flow layer's).
+        resolver: reads Prefect Secret blocks for secret references (the flow layer's).
         workers: threads or processes for a named local scheduler.
 
     Returns:
@@ -132,7 +133,7 @@ def run_sweep(
     """
     out_folder = _internal(release, Path(out_folder))
     cubes = _chosen_cubes(release, grid)
-    steps = build_steps(grid, prefect_reader, progress)  # every set checked before any cube is read
+    steps = build_steps(grid, resolver, progress)  # every set checked before any cube is read
     _check_store(Path(original_store), cubes)
     spec = grid.measure_spec()
     gates = release.config.gates
@@ -145,7 +146,7 @@ def run_sweep(
             rows[(s.number, cube_id)] = row
         if progress:
             progress("sweep", len(steps))
-    cells = _cells(grid, cubes, rows, prefect_reader)
+    cells = _cells(grid, cubes, rows, resolver)
     summary = _summary(grid, cells)
     title = f"Parameter sweep: {release.config.name} ({grid.spec.method})"
     paths = write_outputs(out_folder, cells, summary, grid.spec.risk, grid.spec.utility, len(cubes), title)
@@ -155,14 +156,14 @@ def run_sweep(
 
 
 def build_steps(
-    grid: Grid, prefect_reader: SecretReader | None = None, progress: Progress | None = None
-) -> list[CubeStep]:
+    grid: Grid, resolver: SecretResolver | None = None, progress: Progress | None = None
+) -> list[CubeFunction]:
     """Every set's cube function (p-tables built, secrets resolved); one error lists every set that fails."""
     steps, problems = [], []
     for s in grid.sets:
         label = f"set {s.number} ({s.where})"
         try:
-            steps.append(build_step(s.step, f"set {s.number}", prefect_reader))  # type: ignore[arg-type]
+            steps.append(build_step(s.step, f"set {s.number}", resolver))  # type: ignore[arg-type]
         except CubeguardError as exc:
             problems.append((s.home, f"{label}: {exc}"))
         except ValidationError as exc:  # the step's own parameter model, e.g. PTableParams
@@ -244,7 +245,7 @@ def _load(store: Path, cube_id: str) -> xr.Dataset:
     return open_cube(store, cube_id).load()
 
 
-def _one(original: xr.Dataset, step: CubeStep, spec: MeasureSpec, gates: GateSpec) -> dict[str, object]:
+def _one(original: xr.Dataset, step: CubeFunction, spec: MeasureSpec, gates: GateSpec) -> dict[str, object]:
     """Protect one cube with one set's step (as the release's protection does), measure and gate it."""
     protected = step(original)
     if "noise" not in protected:
@@ -253,7 +254,7 @@ def _one(original: xr.Dataset, step: CubeStep, spec: MeasureSpec, gates: GateSpe
     return {**measures, **evaluate_gates(original, protected, measures, gates).row()}
 
 
-def _params(s: ParameterSet, reader: SecretReader | None) -> dict[str, object]:
+def _params(s: ParameterSet, reader: SecretResolver | None) -> dict[str, object]:
     """The set's parameters as values (secret references resolved: the sweep's files are internal)."""
     out: dict[str, object] = {}
     for key in s.params:
@@ -265,7 +266,7 @@ def _params(s: ParameterSet, reader: SecretReader | None) -> dict[str, object]:
 
 
 def _cells(
-    grid: Grid, cubes: list[str], rows: Mapping[tuple[int, str], dict[str, object]], reader: SecretReader | None
+    grid: Grid, cubes: list[str], rows: Mapping[tuple[int, str], dict[str, object]], reader: SecretResolver | None
 ) -> pd.DataFrame:
     records = []
     for s in grid.sets:

@@ -1,7 +1,7 @@
 """Cell keys and noise against the R package cellKey 1.0.2 (golden README 3.2, tables T1-T6).
 
 The tables are tabulated here with a small pandas groupby (leaf cells plus every hierarchy total);
-cell keys come from the exact fixed-point record keys of ``cubeguard.microdata.keys`` and noise from
+cell keys come from the exact fixed-point record keys of ``cubeguard.ckm.keys`` and noise from
 ``cubeguard.ckm.lookup`` with the p-table cellKey used. Perturbed counts must be identical; cell
 keys identical for binary keys (T1-T5, every sum exact); for 8-digit keys (T6) R sums doubles in
 sdcTable's order and cubeguard sums exact decimals, so keys agree within 1e-12 except in one cell
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.ckm.lookup import lookup_noise, lookup_rows
 from cubeguard.ckm.ptable_io import read_ptable
-from cubeguard.microdata.keys import KeyScale
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "cellkey"
 

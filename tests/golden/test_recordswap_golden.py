@@ -28,8 +28,9 @@ import numpy.typing as npt
 import pandas as pd
 import pytest
 
-from cubeguard.swap import SwapResult, TargetedSwapParams, household_risk_table, targeted_swap
-from cubeguard.swap.targeted import SIMILAR_USED
+from cubeguard.methods.targeted_swap import SwapResult, TargetedSwapStep, targeted_swap
+from cubeguard.methods.targeted_swap.kernel import SIMILAR_USED
+from cubeguard.swap.risk import household_risk_table
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "recordswap"
 R_SEEDS = Path(__file__).resolve().parent / "data" / "recordswap_seeds.csv"
@@ -44,7 +45,7 @@ pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden data not fo
 @dataclass(frozen=True)
 class Run:
     name: str
-    params: TargetedSwapParams
+    params: TargetedSwapStep
     seed: int
     expected: dict[str, object]
 
@@ -60,7 +61,7 @@ def runs() -> dict[str, Run]:
     out = {}
     for name, run in spec.items():
         p = run["params"]
-        params = TargetedSwapParams(
+        params = TargetedSwapStep(
             household_id=p["hid"],
             hierarchy=tuple(p["hierarchy"]),
             similar=tuple(tuple(s) for s in p["similar"]),
@@ -171,7 +172,7 @@ def test_no_donor_count_matches_recordswap(name: str, r_seeds: pd.DataFrame, see
     assert abs(mine.mean() - reference.mean()) <= Z_FALSE_POSITIVE * standard_error(mine, reference)
 
 
-def forced_no_donor_classes(persons: pd.DataFrame, params: TargetedSwapParams) -> set[int]:
+def forced_no_donor_classes(persons: pd.DataFrame, params: TargetedSwapStep) -> set[int]:
     """Household sizes whose class is odd and entirely must-swap: one household cannot pair."""
     households = persons.groupby("hid")["hsize"].first()
     must = household_risk_table(persons, params)["must_swap_level"].notna()

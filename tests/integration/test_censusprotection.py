@@ -64,7 +64,7 @@ def test_eight_digit_keys_give_exact_decimal_cell_keys(tabulated, raw) -> None:
     _release, tab = tabulated
     c = [p.cube_id for p in tab.plans].index("course-1")
     cube = tab.cube(c, {"cube_id": "course-1"})
-    from cubeguard.microdata.keys import KeyScale
+    from cubeguard.ckm.keys import KeyScale
 
     scale = KeyScale.from_label(cube.attrs["key_scale"])
     ck = float(scale.cell_keys(cube["key_sum"].sel(SEX="2", **{"COC.M": "Total", "NUTS3": "Total"}).values))

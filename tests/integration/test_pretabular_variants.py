@@ -22,11 +22,11 @@ import yaml
 
 from cubeguard.config import load_release
 from cubeguard.config.load import Release
-from cubeguard.config.secrets import EnvSecret
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.inputs import ensure_microdata
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.tabulation import tabulate_release
+from cubeguard.secrets import EnvSecret
 from cubeguard.synth import generate, layout
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Cell keys from summed record-key numerators (``cubeguard.microdata.keys``)."""
+"""Cell keys from summed record-key numerators (``cubeguard.ckm.keys``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cubeguard.microdata.keys import KeyScale
+from cubeguard.ckm.keys import KeyScale
 
 U64 = st.integers(0, 2**64 - 1)
 

@@ -7,8 +7,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cubeguard.swap.ons_communal import CommunalSwapResult, ons_communal_swap
-from cubeguard.swap.params_communal import MATCHING_GROUPS, MatchingProfiles, OnsCommunalSwapParams
+from cubeguard.methods.ons_communal_swap.kernel import CommunalSwapResult, ons_communal_swap
+from cubeguard.methods.ons_communal_swap.model import MATCHING_GROUPS, MatchingProfiles, OnsCommunalSwapStep
 
 HIERARCHY = ("dg", "lad", "lau")
 PERSON = ["sex", "age", "age10", "cas", "imputed"]
@@ -40,7 +40,7 @@ def communal_data(draw: st.DrawFn) -> pd.DataFrame:
 
 
 @st.composite
-def communal_params(draw: st.DrawFn) -> OnsCommunalSwapParams:
+def communal_params(draw: st.DrawFn) -> OnsCommunalSwapStep:
     rates = sorted(draw(st.lists(st.sampled_from([0.0, 0.05, 0.2, 0.5, 1.0]), min_size=3, max_size=3)))
     profiles = draw(st.sampled_from([((),), (("sex", "age10"), ("sex",), ()), (("sex",),)]))
     relaxation = draw(
@@ -53,13 +53,15 @@ def communal_params(draw: st.DrawFn) -> OnsCommunalSwapParams:
             ]
         )
     )
-    return OnsCommunalSwapParams(
+    return OnsCommunalSwapStep(
         rate_a=rates[0],
         rate_b=rates[1],
         rate_c=rates[2],
         family_rate=draw(st.sampled_from([0.0, 0.3, 1.0])),
         risk_variables=draw(st.sampled_from([("sex",), ("sex", "age10")])),
         hierarchy=HIERARCHY,
+        person_id="pid",
+        establishment_id="hid",
         score_area="lau",
         unique_area="lad",
         family_area=draw(st.sampled_from(["lad", "lau"])),
@@ -81,7 +83,7 @@ def pairs(result: CommunalSwapResult, data: pd.DataFrame) -> tuple[pd.DataFrame,
 
 @settings(max_examples=150, deadline=None)
 @given(communal_data(), communal_params(), st.integers(0, 2**32 - 1))
-def test_pairs_satisfy_their_pass(data: pd.DataFrame, params: OnsCommunalSwapParams, seed: int) -> None:
+def test_pairs_satisfy_their_pass(data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int) -> None:
     result = ons_communal_swap(data, params, seed)
     partner = result.partner
     assert (partner.loc[partner.to_numpy()].to_numpy() == partner.index).all()  # an involution
@@ -123,7 +125,7 @@ def test_pairs_satisfy_their_pass(data: pd.DataFrame, params: OnsCommunalSwapPar
 @settings(max_examples=150, deadline=None)
 @given(communal_data(), communal_params(), st.integers(0, 2**32 - 1))
 def test_exchange_keeps_counts_and_private_households(
-    data: pd.DataFrame, params: OnsCommunalSwapParams, seed: int
+    data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int
 ) -> None:
     result = ons_communal_swap(data, params, seed)
     out = result.data
@@ -146,7 +148,7 @@ def test_exchange_keeps_counts_and_private_households(
 
 @settings(max_examples=150, deadline=None)
 @given(communal_data(), communal_params(), st.integers(0, 2**32 - 1))
-def test_sample_sizes_follow_the_bands(data: pd.DataFrame, params: OnsCommunalSwapParams, seed: int) -> None:
+def test_sample_sizes_follow_the_bands(data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int) -> None:
     result = ons_communal_swap(data, params, seed)
     cells = result.cells
     rates = np.array([0.0, params.rate_a, params.rate_b, params.rate_c])
@@ -176,7 +178,7 @@ def test_sample_sizes_follow_the_bands(data: pd.DataFrame, params: OnsCommunalSw
 
 @settings(max_examples=100, deadline=None)
 @given(communal_data(), communal_params(), st.integers(0, 2**32 - 1))
-def test_rate_zero_returns_data_unchanged(data: pd.DataFrame, params: OnsCommunalSwapParams, seed: int) -> None:
+def test_rate_zero_returns_data_unchanged(data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int) -> None:
     quiet = params.model_copy(update={"rate_a": 0.0, "rate_b": 0.0, "rate_c": 0.0, "family_rate": 0.0})
     result = ons_communal_swap(data, quiet, seed)
     pd.testing.assert_frame_equal(result.data, data, check_exact=True)
@@ -185,7 +187,7 @@ def test_rate_zero_returns_data_unchanged(data: pd.DataFrame, params: OnsCommuna
 
 @settings(max_examples=100, deadline=None)
 @given(communal_data(), communal_params(), st.integers(0, 2**32 - 1))
-def test_same_seed_gives_same_swaps(data: pd.DataFrame, params: OnsCommunalSwapParams, seed: int) -> None:
+def test_same_seed_gives_same_swaps(data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int) -> None:
     first = ons_communal_swap(data, params, seed)
     again = ons_communal_swap(data.copy(), params, seed)
     pd.testing.assert_series_equal(first.partner, again.partner)

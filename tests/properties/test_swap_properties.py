@@ -7,7 +7,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cubeguard.swap import TargetedSwapParams, targeted_swap
+from cubeguard.methods.targeted_swap import TargetedSwapStep, targeted_swap
 
 HIERARCHY = ("region", "district", "block")
 
@@ -36,9 +36,9 @@ def household_data(draw: st.DrawFn) -> pd.DataFrame:
 
 
 @st.composite
-def swap_params(draw: st.DrawFn) -> TargetedSwapParams:
+def swap_params(draw: st.DrawFn) -> TargetedSwapStep:
     """Parameters whose similarity profiles all contain the household size."""
-    return TargetedSwapParams(
+    return TargetedSwapStep(
         household_id="hid",
         hierarchy=HIERARCHY[: draw(st.integers(1, 3))],
         similar=draw(st.sampled_from([(("hsize",),), (("hsize", "htype"), ("hsize",))])),
@@ -55,9 +55,7 @@ def first_values(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 @settings(max_examples=150, deadline=None)
 @given(household_data(), swap_params(), st.integers(0, 2**32 - 1))
-def test_pairs_match_profile_and_differ_at_swap_level(
-    data: pd.DataFrame, params: TargetedSwapParams, seed: int
-) -> None:
+def test_pairs_match_profile_and_differ_at_swap_level(data: pd.DataFrame, params: TargetedSwapStep, seed: int) -> None:
     result = targeted_swap(data, params, seed)
     levels = list(params.hierarchy)
     before = first_values(data, [*levels, "hsize", "htype"])
@@ -75,7 +73,7 @@ def test_pairs_match_profile_and_differ_at_swap_level(
 
 @settings(max_examples=150, deadline=None)
 @given(household_data(), swap_params(), st.integers(0, 2**32 - 1))
-def test_no_household_is_swapped_twice(data: pd.DataFrame, params: TargetedSwapParams, seed: int) -> None:
+def test_no_household_is_swapped_twice(data: pd.DataFrame, params: TargetedSwapStep, seed: int) -> None:
     result = targeted_swap(data, params, seed)
     partner = result.partner
     assert (partner.loc[partner.to_numpy()].to_numpy() == partner.index).all()  # an involution
@@ -92,7 +90,7 @@ def test_no_household_is_swapped_twice(data: pd.DataFrame, params: TargetedSwapP
 @settings(max_examples=150, deadline=None)
 @given(household_data(), swap_params(), st.integers(0, 2**32 - 1))
 def test_counts_per_area_unchanged_when_household_size_is_matched(
-    data: pd.DataFrame, params: TargetedSwapParams, seed: int
+    data: pd.DataFrame, params: TargetedSwapStep, seed: int
 ) -> None:
     result = targeted_swap(data, params, seed)
     for depth in range(1, len(params.hierarchy) + 1):
@@ -104,7 +102,7 @@ def test_counts_per_area_unchanged_when_household_size_is_matched(
 @settings(max_examples=100, deadline=None)
 @given(household_data(), swap_params(), st.integers(0, 2**32 - 1))
 def test_rate_zero_without_risk_rule_returns_data_unchanged(
-    data: pd.DataFrame, params: TargetedSwapParams, seed: int
+    data: pd.DataFrame, params: TargetedSwapStep, seed: int
 ) -> None:
     quiet = params.model_copy(update={"swap_rate": 0.0, "k_anonymity": 0})
     result = targeted_swap(data, quiet, seed)
@@ -115,7 +113,7 @@ def test_rate_zero_without_risk_rule_returns_data_unchanged(
 
 @settings(max_examples=100, deadline=None)
 @given(household_data(), swap_params(), st.integers(0, 2**32 - 1))
-def test_same_seed_gives_same_swaps(data: pd.DataFrame, params: TargetedSwapParams, seed: int) -> None:
+def test_same_seed_gives_same_swaps(data: pd.DataFrame, params: TargetedSwapStep, seed: int) -> None:
     first = targeted_swap(data, params, seed)
     again = targeted_swap(data.copy(), params, seed)
     pd.testing.assert_series_equal(first.partner, again.partner)

@@ -10,9 +10,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cubeguard.config.models import PopulationSpec
+from cubeguard.ckm.keys import KeyScale
+from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.cubes.tabulate import CubePlan, Tabulator
-from cubeguard.microdata.keys import KeyScale
 from tests.hierarchies import breakdown_of, classifications, random_microdata, tabulate_frame
 
 SETTINGS = settings(max_examples=40, deadline=None)

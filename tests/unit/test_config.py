@@ -106,8 +106,8 @@ def test_variable_from_classification_file(tmp_path: Path) -> None:
 
 
 def test_env_secret_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cubeguard.config.secrets import EnvSecret, resolve_number
     from cubeguard.errors import CubeguardError
+    from cubeguard.secrets import EnvSecret, resolve_number
 
     monkeypatch.setenv("CG_TEST_SEED", "12345")
     assert resolve_number(EnvSecret(env="CG_TEST_SEED"), "input.record_key.generate_seed") == 12345
@@ -147,7 +147,10 @@ pre_tabular:
 
 
 def test_every_swap_variant_loads_as_a_pre_tabular_step(tmp_path: Path) -> None:
-    from cubeguard.config.models import OnsCommunalSwapStep, OnsHouseholdSwapStep, RandomSwapStep, TargetedSwapStep
+    from cubeguard.methods.ons_communal_swap import OnsCommunalSwapStep
+    from cubeguard.methods.ons_household_swap import OnsHouseholdSwapStep
+    from cubeguard.methods.random_swap import RandomSwapStep
+    from cubeguard.methods.targeted_swap import TargetedSwapStep
 
     path = tmp_path / "c.yaml"
     path.write_text(TINY_CONFIG + SWAP_STEPS)
@@ -156,7 +159,7 @@ def test_every_swap_variant_loads_as_a_pre_tabular_step(tmp_path: Path) -> None:
     assert [s.name for s in steps] == ["targeted_swap", "random_swap", "ons_household_swap", "ons_communal_swap"]
     assert steps[0].report_cubes == ["c1"] and steps[1].report_cubes == [] and steps[2].report_cubes == ["c1", "hh"]
     assert steps[1].where == {"sex": ["1"]} and steps[1].unit == "households"
-    assert steps[3].matching.staff == [["sex"], []] and steps[3].matching.client_adult == [[]]
+    assert steps[3].matching.staff == (("sex",), ()) and steps[3].matching.client_adult == ((),)
 
 
 @pytest.mark.parametrize(
@@ -189,7 +192,7 @@ def test_every_swap_variant_loads_as_a_pre_tabular_step(tmp_path: Path) -> None:
         ("    swap_columns: [region]\n", "    swap_columns: [region]\n    carry_along: [region]\n",
          r"pre_tabular\[1\] \(c\.yaml line \d+\): columns \['region'\] appear more than once"),
         ("  household_columns: [region]\n", "  household_columns: [region]\n  household_id: null\n",
-         r"pre_tabular\[0\] \(c\.yaml line \d+\): this swap needs a household id; set input\.household_id"),
+         r"pre_tabular\[0\]\.household_id \(c\.yaml line \d+\): this swap needs a household id; set input\.household_id"),
     ],
 )  # fmt: skip
 def test_swap_step_mistakes_name_their_key_path(tmp_path: Path, old: str, new: str, expected: str) -> None:
@@ -200,7 +203,7 @@ def test_swap_step_mistakes_name_their_key_path(tmp_path: Path, old: str, new: s
 
 
 def test_swap_secrets_may_be_given_by_reference(tmp_path: Path) -> None:
-    from cubeguard.config.secrets import EnvSecret, PrefectSecret
+    from cubeguard.secrets import EnvSecret, PrefectSecret
 
     text = (
         (TINY_CONFIG + SWAP_STEPS)
@@ -214,7 +217,7 @@ def test_swap_secrets_may_be_given_by_reference(tmp_path: Path) -> None:
     targeted, random, ons, communal = load_release(path).config.pre_tabular  # no variable needs to be set
     assert targeted.seed == EnvSecret(env="SEED") and targeted.k_anonymity == EnvSecret(env="K")
     assert random.swap_rate == EnvSecret(env="RATE") and random.seed == PrefectSecret(prefect_secret="s")
-    assert ons.risk_thresholds == [EnvSecret(env="T0")]
+    assert ons.risk_thresholds == (EnvSecret(env="T0"),)
     assert communal.rate_a == 0.05 and communal.rate_b == EnvSecret(env="B")
     # Inline rates are still checked against each other when others are references.
     problems = _problems(

@@ -54,9 +54,9 @@ def config_file(tmp_path: Path) -> Path:
 
 def test_override_changes_the_release_and_its_hash(config_file: Path) -> None:
     plain = load_release(config_file)
-    changed = load_release(config_file, {"steps[0].js": 3})
+    changed = load_release(config_file, {"steps[0].js": 1})
     assert plain.config.steps[0].js == 2  # type: ignore[union-attr]
-    assert changed.config.steps[0].js == 3  # type: ignore[union-attr]
+    assert changed.config.steps[0].js == 1  # type: ignore[union-attr]
     assert changed.config_hash != plain.config_hash
     assert load_release(config_file, {"steps[0].js": 2}).config_hash == plain.config_hash
 

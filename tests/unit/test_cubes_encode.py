@@ -8,10 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.config import load_release
 from cubeguard.cubes.encode import column_positions, encode_batch
 from cubeguard.cubes.tabulate import CubePlan, Tabulator
-from cubeguard.microdata.keys import KeyScale
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
 AGES = [0, 7, 15, 44, 85, 99, 120, None, -3, 200]  # -3 and 200 are outside AGE.M; None is missing

@@ -16,7 +16,7 @@ from tests.hierarchies import breakdown_of
 
 
 def _cube(tmp_path: Path) -> tuple[Path, object]:
-    from cubeguard.config.models import CodeSpec, VariableSpec
+    from cubeguard.cubes.spec import CodeSpec, VariableSpec
 
     def spec(name: str, tree: dict[str, list[str]]) -> VariableSpec:
         codes = [CodeSpec(code=name)] + [CodeSpec(code=c, parent=p) for p, kids in tree.items() for c in kids]

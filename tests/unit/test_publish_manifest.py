@@ -13,14 +13,15 @@ import pytest
 from pydantic import BaseModel
 
 from cubeguard.config import Release, load_release
-from cubeguard.config.models import IdentityStep, PreTabularSpec, StepSpec
 from cubeguard.errors import InternalError
-from cubeguard.publish.manifest import PUBLIC_PARAMETERS, SCHEMA, build_manifest, public_step
+from cubeguard.methods.identity import IdentityStep
+from cubeguard.methods.registry import BY_NAME
+from cubeguard.publish.manifest import SCHEMA, build_manifest, public_step
 from cubeguard.publish.public_store import PublishedCube
 from tests.conftest import TINY_CONFIG
 
 # Distinctive secret values: none can occur by chance in the controlled manifest below.
-SECRETS = {"D": 97, "V": 31.4159, "pstay": 0.8642, "swap_rate": 0.0731, "k_anonymity": 83, "seed": 918273645}
+SECRETS = {"D": 13, "V": 3.1459, "pstay": 0.8642, "swap_rate": 0.0731, "k_anonymity": 83, "seed": 918273645}
 KEY_SEED = 5550123
 CONFIG = TINY_CONFIG.replace(
     "  household_columns: [region]\n",
@@ -124,6 +125,10 @@ def test_the_manifest_is_free_of_secrets_even_given_by_reference(tmp_path: Path)
 
 
 def test_a_ptable_file_is_mentioned_but_neither_its_path_nor_content(tmp_path: Path) -> None:
+    from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+    from cubeguard.ckm.ptable_io import write_ptable
+
+    write_ptable(create_cnt_ptable(PTableParams(D=2, V=1.0)), tmp_path / "secret-ptable-8.csv")
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY_CONFIG.replace("D: 5, V: 3, js: 2", "ptable_file: secret-ptable-8.csv"))
     manifest = build_manifest("r1", load_release(path), CUBES, FILES, WHEN)
@@ -139,8 +144,11 @@ SHOWN = {"method", "name", "cubes"}
 SWAP_WITHHELD = {"household_id", "carry_along", "swap_rate", "seed", "where", "report_cubes"}
 FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "identity": (set(), set()),
-    "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono"}),
-    "targeted_swap": ({"hierarchy"}, SWAP_WITHHELD | {"similar", "risk_variables", "caps", "k_anonymity"}),
+    "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
+    "targeted_swap": (
+        {"hierarchy"},
+        SWAP_WITHHELD | {"similar", "risk_variables", "caps", "k_anonymity", "risk_columns", "risk_threshold"},
+    ),
     "random_swap": ({"unit", "swap_columns"}, SWAP_WITHHELD | {"strata"}),
     "ons_household_swap": (
         {"hierarchy"},
@@ -149,7 +157,7 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
         | {"max_area_share", "delivery_group", "imputed"},
     ),
 }
-STEP_MODELS = [m for spec in (StepSpec, PreTabularSpec) for m in get_args(get_args(spec)[0]) or [get_args(spec)[0]]]
+STEP_MODELS = [m.model for m in BY_NAME.values()]
 
 
 def _method(model: type[BaseModel]) -> str:
@@ -168,7 +176,7 @@ def test_every_step_field_is_classified_public_or_withheld(model: type[BaseModel
         f"{model.__name__} changed: classify each new field in FIELDS and in the manifest whitelist"
     )
     assert not public & withheld
-    assert _method(model) in PUBLIC_PARAMETERS
+    assert _method(model) in BY_NAME
 
 
 @pytest.mark.parametrize("model", STEP_MODELS, ids=_method)
@@ -176,11 +184,11 @@ def test_the_whitelist_shows_the_public_fields_and_nothing_else(model: type[Base
     public = FIELDS.get(_method(model), ({"hierarchy"}, set()))[0]
     values: dict[str, object] = {"hierarchy": ["region"], "swap_columns": ["region"], "unit": "records"}
     step = model.model_construct(**{f: values.get(f, 0) for f in model.model_fields if f in public})
-    shown = PUBLIC_PARAMETERS[_method(model)](step)
+    shown = BY_NAME[_method(model)].public(step)
     assert set(shown) == public
 
 
 def test_a_step_method_without_a_whitelist_entry_is_a_bug_not_a_leak() -> None:
     step = IdentityStep.model_construct(method="mystery", name="m", cubes=None)
-    with pytest.raises(InternalError, match=re.escape("step method 'mystery' has no public-parameter whitelist")):
+    with pytest.raises(InternalError, match=re.escape("step method 'mystery' is not registered")):
         public_step(step)

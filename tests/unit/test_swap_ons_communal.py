@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from cubeguard.swap import SwapDataError, SwapSeedError
-from cubeguard.swap import ons_communal as oc
-from cubeguard.swap.ons_communal import CommunalSwapResult, ons_communal_swap
-from cubeguard.swap.params_communal import MatchingProfiles, OnsCommunalSwapParams
+from cubeguard.methods.ons_communal_swap import kernel as oc
+from cubeguard.methods.ons_communal_swap.kernel import CommunalSwapResult, ons_communal_swap
+from cubeguard.methods.ons_communal_swap.model import MatchingProfiles, OnsCommunalSwapStep
+from cubeguard.swap.common import SwapDataError, SwapSeedError
 from cubeguard.synth import generate
 
 RATES = {"rate_a": 0.05, "rate_b": 0.1, "rate_c": 0.2, "family_rate": 0.1}
@@ -25,6 +25,8 @@ HAND = {
     "family_area": "lad",
     "delivery_group": "dg",
     "leave_unique_area": False,
+    "person_id": "pid",
+    "establishment_id": "hid",
 }
 
 
@@ -127,7 +129,7 @@ def test_cells_compute_factors_from_the_data() -> None:
             (0, 0, 2, "3", 5, 1, 0),
         ]
     )
-    cells = ons_communal_swap(data, OnsCommunalSwapParams(**HAND), seed=0).cells
+    cells = ons_communal_swap(data, OnsCommunalSwapStep(**HAND), seed=0).cells
     prison = cells.loc[(0, 0, 0, "4")]
     assert prison[["establishments", "score_a", "score_d1", "score_d2", "cps", "sps"]].tolist() == [1, 3, 1, 1, 24, 12]
     assert (prison["unique_in_lad"], prison["high_impact"], prison["high_turnover"]) == (True, True, False)
@@ -144,7 +146,7 @@ def test_client_and_family_samples_are_rounded_up() -> None:
     specs = [(0, lad, lad * 10 + k, t, 3 + 7 * k, 0, 2 + k) for lad in range(3) for k in range(3) for t in "19"]
     data = establishments(specs, seed=1)
     data.loc[data.index[::9], "imputed"] = 1
-    params = OnsCommunalSwapParams(**{**HAND, "rate_a": 0.07, "rate_b": 0.07, "rate_c": 0.07, "family_rate": 0.13})
+    params = OnsCommunalSwapStep(**{**HAND, "rate_a": 0.07, "rate_b": 0.07, "rate_c": 0.07, "family_rate": 0.13})
     result = ons_communal_swap(data, params, seed=3)
     ce = data[data["ce_role"] != "N"]
     eligible = ce[ce["imputed"] == 0]
@@ -163,7 +165,7 @@ def test_client_and_family_samples_are_rounded_up() -> None:
 
 def test_random_family_rounding_takes_floor_or_ceiling() -> None:
     data = establishments([(0, 0, 0, "1", 5, 0, 7), (0, 0, 1, "1", 5, 0, 3)])
-    params = OnsCommunalSwapParams(**{**HAND, "family_rate": 0.25, "family_rounding": "random"})
+    params = OnsCommunalSwapStep(**{**HAND, "family_rate": 0.25, "family_rounding": "random"})
     n_family = [
         int((r.records["sampled"] & r.records["resident_group"].eq("family")).sum())
         for r in (ons_communal_swap(data, params, seed) for seed in range(40))
@@ -177,7 +179,7 @@ def test_staff_round_up_probability_grows_with_sps() -> None:
     300 independent cells (one uniform each) x 4 seeds = 1200 trials; 5-sd bound (false-positive
     rate ~6e-7).
     """
-    params = OnsCommunalSwapParams(**HAND)
+    params = OnsCommunalSwapStep(**HAND)
     # Six halls in each LAU (= LAD), the first with one staff: A=1, B=1, C=1, D2=2: SPS 2, band A.
     halls = establishments([(0, m, m, "3", 3, int(k == 0), 0) for m in range(300) for k in range(6)])
     # A care home alone in its LAD: A=3, B=2, C=1, D2=2: SPS 12, band C.
@@ -197,7 +199,7 @@ def test_sampling_is_weighted_by_risk_score() -> None:
     """
     data = establishments([(0, m, m, "1", 3, 0, 0) for m in range(500)])
     data.loc[data["ce_role"] == "C", "sex"] = np.tile([1, 1, 2], 500)
-    params = OnsCommunalSwapParams(**{**HAND, "rate_a": 0.3, "rate_b": 0.3, "rate_c": 0.3})
+    params = OnsCommunalSwapStep(**{**HAND, "rate_a": 0.3, "rate_b": 0.3, "rate_c": 0.3})
     unique = data.loc[(data["ce_role"] == "C") & (data["sex"] == 2), "pid"]
     runs = [ons_communal_swap(data, params, seed) for seed in range(3)]
     assert (runs[0].records.loc[unique, "risk_score"] == 1.0).all()
@@ -214,7 +216,7 @@ def test_same_ce_type_first_then_other_types() -> None:
     data = establishments(
         [(0, 0, 0, "4", 30, 0, 0), (0, 0, 1, "4", 30, 0, 0), (1, 1, 2, "4", 30, 0, 0), (1, 1, 3, "1", 200, 0, 0)]
     )
-    params = OnsCommunalSwapParams(**{**HAND, "rate_a": 0.1, "rate_b": 0.1, "rate_c": 0.1})
+    params = OnsCommunalSwapStep(**{**HAND, "rate_a": 0.1, "rate_b": 0.1, "rate_c": 0.1})
     result = ons_communal_swap(data, params, seed=2)
     own, other = partners(result, data)
     assert (own["dg"].to_numpy() == other["dg"].to_numpy()).all()
@@ -230,7 +232,7 @@ def test_same_ce_type_first_then_other_types() -> None:
 def test_never_other_type_or_group_when_not_relaxed() -> None:
     data = establishments([(0, 0, 0, "4", 30, 0, 2), (0, 0, 1, "1", 200, 30, 0), (0, 0, 2, "1", 100, 20, 0)])
     data["cas"] = "1.1"  # adult family are matched with staff
-    params = OnsCommunalSwapParams(**{**HAND, "rate_c": 0.3, "relaxation": ("profile", "level")})
+    params = OnsCommunalSwapStep(**{**HAND, "rate_c": 0.3, "relaxation": ("profile", "level")})
     result = ons_communal_swap(data, params, seed=1)
     own, other = partners(result, data)
     assert result.n_swapped > 20
@@ -247,7 +249,7 @@ def test_family_matching_groups_and_swap_with_staff() -> None:
     family = data.index[data["ce_role"] == "F"]
     data.loc[family, "age"] = [8, 40, 40]
     data.loc[family, "cas"] = ["2.1", "1.1", "2.4"]
-    params = OnsCommunalSwapParams(**{**HAND, "family_rate": 1.0})
+    params = OnsCommunalSwapStep(**{**HAND, "family_rate": 1.0})
     result = ons_communal_swap(data, params, seed=0)
     groups = result.records.loc[data.loc[family, "pid"], "matching_group"].tolist()
     assert groups == ["client_child", "staff", "client_adult"]
@@ -267,7 +269,7 @@ def test_resident_group_stays_with_the_person_when_asked() -> None:
     data = establishments([(0, 0, 0, "1", 5, 0, 3), (0, 0, 1, "1", 5, 4, 0)])
     data["cas"] = "1.1"
     data["age"] = 40
-    params = OnsCommunalSwapParams(**{**HAND, "family_rate": 1.0, "exchange_resident_group": False})
+    params = OnsCommunalSwapStep(**{**HAND, "family_rate": 1.0, "exchange_resident_group": False})
     result = ons_communal_swap(data, params, seed=0)
     assert result.n_swapped > 0
     pd.testing.assert_series_equal(result.data["ce_role"], data["ce_role"])
@@ -277,7 +279,7 @@ def test_unmatched_reasons() -> None:
     # Staff: SPS 6 (band B): 2 of 10 sampled in lau 0; the single staff of lau 1 is the only
     # candidate (its round-up has probability 6 / 1000) and is taken by the first.
     data = establishments([(0, 0, 0, "1", 20, 10, 0), (0, 0, 1, "1", 20, 1, 0)])
-    params = OnsCommunalSwapParams(**{**HAND, "rate_b": 0.2, "rate_c": 0.2, "staff_round_up_score": 1000})
+    params = OnsCommunalSwapStep(**{**HAND, "rate_b": 0.2, "rate_c": 0.2, "staff_round_up_score": 1000})
     result = ons_communal_swap(data, params, seed=0)
     assert result.cells["staff_sampled"].tolist() == [2, 0]
     assert result.cells["staff_swapped"].tolist() == [1, 1]
@@ -296,7 +298,7 @@ def test_uniques_leave_the_area_where_they_are_unique() -> None:
     data = establishments(specs, seed=5)
     first = data["hid"] == 1
     data.loc[first, "age"] = np.arange(100, 100 + first.sum())  # unique in the DG; 20-79 elsewhere
-    params = OnsCommunalSwapParams(**{**HAND, "risk_variables": ("age",), "leave_unique_area": True})
+    params = OnsCommunalSwapStep(**{**HAND, "risk_variables": ("age",), "leave_unique_area": True})
     result = ons_communal_swap(data, params, seed=4)
     own, other = partners(result, data)
     first_ce = own["hid"].eq(1).to_numpy() & result.records.loc[own.index, "sampled"].to_numpy()
@@ -307,12 +309,12 @@ def test_uniques_leave_the_area_where_they_are_unique() -> None:
 
 def test_no_residents_and_row_labels_as_ids() -> None:
     private = establishments([]).drop(columns="pid")
-    result = ons_communal_swap(private, OnsCommunalSwapParams(**{**HAND, "person_id": None}), seed=0)
+    result = ons_communal_swap(private, OnsCommunalSwapStep(**{**HAND, "person_id": None}), seed=0)
     pd.testing.assert_frame_equal(result.data, private)
     assert result.n_swapped == 0 and len(result.records) == 0 and len(result.cells) == 0
     data = establishments([(0, 0, 0, "1", 20, 0, 0), (0, 0, 1, "1", 20, 0, 0)]).drop(columns="pid")
     data.index = pd.Index([f"r{i}" for i in range(len(data))])
-    result = ons_communal_swap(data, OnsCommunalSwapParams(**{**HAND, "person_id": None}), seed=0)
+    result = ons_communal_swap(data, OnsCommunalSwapStep(**{**HAND, "person_id": None}), seed=0)
     assert result.n_swapped > 0
     assert result.partner.index.equals(data.index[data["ce_role"] != "N"])
     swapped = result.partner[result.records["swapped"]]
@@ -332,14 +334,19 @@ def census(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     return data
 
 
-def census_params(**update: object) -> OnsCommunalSwapParams:
+def census_params(**update: object) -> OnsCommunalSwapStep:
     matching = MatchingProfiles(
         client_adult=(("sex", "age5", "cas"), ("sex", "age10"), ()),
         client_child=(("sex", "age5"), ()),
         staff=(("sex", "age10"), ()),
     )
-    base = OnsCommunalSwapParams(
-        **RATES, risk_variables=("sex", "age10", "cas"), matching=matching, carry_along=("loc",)
+    base = OnsCommunalSwapStep(
+        **RATES,
+        risk_variables=("sex", "age10", "cas"),
+        matching=matching,
+        carry_along=("loc",),
+        person_id="pid",
+        establishment_id="hid",
     )
     return base.model_copy(update=update)
 
@@ -417,39 +424,39 @@ def test_exchange_and_invariants(census: pd.DataFrame) -> None:
 
 
 def test_rates_are_kept_out_of_repr_and_errors() -> None:
-    params = OnsCommunalSwapParams(
+    params = OnsCommunalSwapStep(
         **{**HAND, "rate_a": 0.0123, "rate_b": 0.0456, "rate_c": 0.0789, "family_rate": 0.0321}
     )
     for text in (repr(params), str(params)):
         assert "0.0123" not in text and "0.0456" not in text and "0.0789" not in text and "0.0321" not in text
         assert "rate_a" not in text
     with pytest.raises(ValidationError) as error:
-        OnsCommunalSwapParams(**{**HAND, "rate_c": 0.777, "rate_b": 0.888})
+        OnsCommunalSwapStep(**{**HAND, "rate_c": 0.777, "rate_b": 0.888})
     assert "rate_a <= rate_b <= rate_c" in str(error.value)
     assert "0.777" not in str(error.value) and "0.888" not in str(error.value)
     with pytest.raises(ValidationError) as error:
-        OnsCommunalSwapParams(**{**HAND, "rate_c": 1.2345})
+        OnsCommunalSwapStep(**{**HAND, "rate_c": 1.2345})
     assert "less than or equal to 1" in str(error.value) and "1.2345" not in str(error.value)
 
 
 def test_invalid_params() -> None:
     with pytest.raises(ValidationError, match="score_area 'msoa' must be one of the hierarchy columns"):
-        OnsCommunalSwapParams(**{**HAND, "score_area": "msoa"})
+        OnsCommunalSwapStep(**{**HAND, "score_area": "msoa"})
     with pytest.raises(ValidationError, match=r"unique_area \(the LAD\) must be score_area"):
-        OnsCommunalSwapParams(**{**HAND, "unique_area": "lau", "score_area": "lad"})
+        OnsCommunalSwapStep(**{**HAND, "unique_area": "lau", "score_area": "lad"})
     with pytest.raises(ValidationError, match=r"columns \['lau'\] appear more than once"):
-        OnsCommunalSwapParams(**{**HAND, "carry_along": ("lau",)})
+        OnsCommunalSwapStep(**{**HAND, "carry_along": ("lau",)})
     with pytest.raises(ValidationError, match=r"matching, risk and age columns \['lad'\] are exchanged"):
-        OnsCommunalSwapParams(**{**HAND, "risk_variables": ("lad",)})
+        OnsCommunalSwapStep(**{**HAND, "risk_variables": ("lad",)})
     with pytest.raises(ValidationError, match="relaxation must contain 'profile' and 'level'"):
-        OnsCommunalSwapParams(**{**HAND, "relaxation": ("ce_type",)})
+        OnsCommunalSwapStep(**{**HAND, "relaxation": ("ce_type",)})
     with pytest.raises(ValidationError, match="client_code, staff_code and family_code must differ"):
-        OnsCommunalSwapParams(**{**HAND, "staff_code": "C"})
+        OnsCommunalSwapStep(**{**HAND, "staff_code": "C"})
 
 
 def test_invalid_data() -> None:
     data = establishments([(0, 0, 0, "1", 5, 1, 0), (0, 0, 1, "1", 5, 1, 0)])
-    params = OnsCommunalSwapParams(**HAND)
+    params = OnsCommunalSwapStep(**HAND)
     with pytest.raises(SwapDataError, match=r"communal swap columns \['sex'\] are not in the data"):
         ons_communal_swap(data.drop(columns="sex"), params, seed=0)
     bad = data.copy()

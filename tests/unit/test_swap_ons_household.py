@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from cubeguard.swap import OnsHouseholdSwapParams, SwapDataError, ons_household_swap
+from cubeguard.methods.ons_household_swap import OnsHouseholdSwapStep, ons_household_swap
+from cubeguard.swap.common import SwapDataError
 
 BASE = {
     "household_id": "hid",
@@ -44,7 +45,7 @@ def test_risk_score_is_mean_reciprocal_univariate_count() -> None:
     data = pd.DataFrame(
         {"hid": [1, 2, 3, 4], "msoa": 0, "oa": [0, 0, 0, 1], "hsize": 1, "age": [5, 5, 7, 5], "sex": [0, 1, 1, 1]}
     )
-    result = ons_household_swap(data, OnsHouseholdSwapParams(**BASE, swap_rate=0.0), seed=0)
+    result = ons_household_swap(data, OnsHouseholdSwapStep(**BASE, swap_rate=0.0), seed=0)
     # msoa: age counts 3,3,1,3; sex counts 1,3,3,3 -> scores (1/3+1)/2, (1/3+1/3)/2, (1+1/3)/2, ...
     np.testing.assert_allclose(result.household_risk["msoa"], [2 / 3, 1 / 3, 2 / 3, 1 / 3])
     # oa 0: age counts 2,2,1; sex counts 1,2,2; oa 1: age 1, sex 1.
@@ -55,7 +56,7 @@ def test_risk_score_is_mean_reciprocal_univariate_count() -> None:
 
 def test_partners_match_and_stay_in_delivery_group() -> None:
     data = town()
-    params = OnsHouseholdSwapParams(
+    params = OnsHouseholdSwapStep(
         **BASE, matching=(("tenure",), ()), swap_rate=0.1, delivery_group="dg", imputed="imputed"
     )
     result = ons_household_swap(data, params, seed=4)
@@ -82,7 +83,7 @@ def test_partners_match_and_stay_in_delivery_group() -> None:
 def test_unique_households_leave_their_unique_area() -> None:
     data = town(seed=2)
     data["age"] = np.random.default_rng(2).integers(0, 400, len(data))  # many uniques per MSOA
-    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.3)
+    params = OnsHouseholdSwapStep(**BASE, swap_rate=0.3)
     result = ons_household_swap(data, params, seed=1)
     first = data.groupby("hid").first()
     unique_msoa = result.unique_level.eq("msoa") & result.sampled & (result.partner != result.partner.index)
@@ -93,7 +94,7 @@ def test_unique_households_leave_their_unique_area() -> None:
 
 def test_sample_size_and_area_cap() -> None:
     data = town(seed=3)
-    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.2, max_area_share=0.25, imputed="imputed")
+    params = OnsHouseholdSwapStep(**BASE, swap_rate=0.2, max_area_share=0.25, imputed="imputed")
     result = ons_household_swap(data, params, seed=2)
     first = data.groupby("hid").first()
     eligible = ~first["imputed"]
@@ -106,7 +107,7 @@ def test_sample_size_and_area_cap() -> None:
 def test_high_risk_weight_sets_selection_probability() -> None:
     """One of two households is sampled: P(high risk) = w / (w + 1); 5 sd bound (FPR ~ 6e-7)."""
     data = pd.DataFrame({"hid": [1, 2, 2], "msoa": 0, "oa": [0, 1, 1], "hsize": [1, 2, 2], "age": [9, 1, 1], "sex": 0})
-    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.5, high_risk_weight=4.0, max_area_share=1.0)
+    params = OnsHouseholdSwapStep(**BASE, swap_rate=0.5, high_risk_weight=4.0, max_area_share=1.0)
     n = 1500
     picked = [ons_household_swap(data, params, seed).sampled[1] for seed in range(n)]
     p = 4 / 5
@@ -115,7 +116,7 @@ def test_high_risk_weight_sets_selection_probability() -> None:
 
 def test_rate_zero_is_identity_and_seed_is_deterministic() -> None:
     data = town(200)
-    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.0)
+    params = OnsHouseholdSwapStep(**BASE, swap_rate=0.0)
     result = ons_household_swap(data, params, seed=3)
     pd.testing.assert_frame_equal(result.data, data)
     busy = params.model_copy(update={"swap_rate": 0.3})
@@ -127,7 +128,7 @@ def test_rate_zero_is_identity_and_seed_is_deterministic() -> None:
 
 def test_counts_per_area_are_kept() -> None:
     data = town(seed=6)
-    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.3, delivery_group="dg")
+    params = OnsHouseholdSwapStep(**BASE, swap_rate=0.3, delivery_group="dg")
     result = ons_household_swap(data, params, seed=5)
     for keys in (["msoa"], ["msoa", "oa"]):
         pd.testing.assert_series_equal(result.data.groupby(keys).size(), data.groupby(keys).size())
@@ -135,22 +136,22 @@ def test_counts_per_area_are_kept() -> None:
 
 def test_invalid_params_and_data() -> None:
     with pytest.raises(ValidationError, match="risk_thresholds has 1 values but hierarchy has 2 levels"):
-        OnsHouseholdSwapParams(**{**BASE, "risk_thresholds": (0.5,)})
+        OnsHouseholdSwapStep(**{**BASE, "risk_thresholds": (0.5,)})
     with pytest.raises(ValidationError, match=r"household_size and matching use swapped columns \['oa'\]"):
-        OnsHouseholdSwapParams(**BASE, matching=(("oa",),))
+        OnsHouseholdSwapStep(**BASE, matching=(("oa",),))
     data = town(50)
     big = data["hid"].value_counts().idxmax()
     data.loc[data.index[data["hid"] == big][0], "hsize"] = 9
     with pytest.raises(SwapDataError, match=f"column 'hsize' varies within 1 households \\(e.g. {big}\\)"):
-        ons_household_swap(data, OnsHouseholdSwapParams(**BASE), seed=0)
+        ons_household_swap(data, OnsHouseholdSwapStep(**BASE), seed=0)
     with pytest.raises(SwapDataError, match=r"ONS swap columns \['sex'\] are not in the data"):
-        ons_household_swap(town(50).drop(columns="sex"), OnsHouseholdSwapParams(**BASE), seed=0)
+        ons_household_swap(town(50).drop(columns="sex"), OnsHouseholdSwapStep(**BASE), seed=0)
 
 
 def test_carry_along_columns_move_with_the_geography() -> None:
     data = town(seed=2)
     data["oa_class"] = data["oa"] % 3  # a function of the lowest level, as a locality size class
-    params = OnsHouseholdSwapParams(**BASE, swap_rate=0.3, carry_along=("oa_class",))
+    params = OnsHouseholdSwapStep(**BASE, swap_rate=0.3, carry_along=("oa_class",))
     result = ons_household_swap(data, params, seed=4)
     moved = (result.data["oa"] != data["oa"]).to_numpy()
     assert moved.sum() > 50
@@ -158,7 +159,7 @@ def test_carry_along_columns_move_with_the_geography() -> None:
     unchanged = [c for c in data.columns if c not in ("msoa", "oa", "oa_class")]
     pd.testing.assert_frame_equal(result.data[unchanged], data[unchanged])
     with pytest.raises(ValidationError, match=r"columns \['oa'\] appear more than once in household_id, hierarchy"):
-        OnsHouseholdSwapParams(**BASE, carry_along=("oa",))
+        OnsHouseholdSwapStep(**BASE, carry_along=("oa",))
     big = data["hid"].value_counts().idxmax()
     data.loc[data.index[data["hid"] == big][0], "oa_class"] = 7
     with pytest.raises(SwapDataError, match="column 'oa_class' varies within 1 households"):

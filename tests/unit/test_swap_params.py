@@ -6,7 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from cubeguard.errors import CubeguardError
-from cubeguard.swap import RandomSwapParams, SwapDataError, TargetedSwapParams
+from cubeguard.methods.random_swap import RandomSwapStep
+from cubeguard.methods.targeted_swap import TargetedSwapStep
+from cubeguard.swap.common import SwapDataError
 
 BASE = {
     "household_id": "hid",
@@ -17,22 +19,22 @@ BASE = {
 
 
 def test_defaults_and_similarity_columns() -> None:
-    params = TargetedSwapParams(**BASE, carry_along=("lau2",))
+    params = TargetedSwapStep(**BASE, carry_along=("lau2",))
     assert params.swap_rate == 0.05
     assert params.k_anonymity == 3
-    multi = TargetedSwapParams(**{**BASE, "similar": (("hsize", "htype"), ("hsize",))})
+    multi = TargetedSwapStep(**{**BASE, "similar": (("hsize", "htype"), ("hsize",))})
     assert multi.similarity_columns == ("hsize", "htype")
 
 
 def test_params_are_frozen() -> None:
-    params = TargetedSwapParams(**BASE)
+    params = TargetedSwapStep(**BASE)
     with pytest.raises(ValidationError, match="frozen"):
         params.swap_rate = 0.5  # type: ignore[misc]
 
 
 def test_unknown_field_is_forbidden() -> None:
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
-        TargetedSwapParams(**BASE, swaprate=0.1)
+        TargetedSwapStep(**BASE, swaprate=0.1)
 
 
 @pytest.mark.parametrize(
@@ -56,12 +58,12 @@ def test_unknown_field_is_forbidden() -> None:
 )
 def test_invalid_targeted_params(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
-        TargetedSwapParams(**{**BASE, **changes})
+        TargetedSwapStep(**{**BASE, **changes})
 
 
 def test_all_problems_reported_at_once() -> None:
     with pytest.raises(ValidationError) as info:
-        TargetedSwapParams(**{**BASE, "risk_columns": ("r",), "carry_along": ("hid",)})
+        TargetedSwapStep(**{**BASE, "risk_columns": ("r",), "carry_along": ("hid",)})
     text = str(info.value)
     assert "give one risk column per level" in text
     assert "risk_columns needs a risk_threshold" in text
@@ -79,7 +81,7 @@ def test_all_problems_reported_at_once() -> None:
 )
 def test_invalid_random_params(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
-        RandomSwapParams(**kwargs)
+        RandomSwapStep(**kwargs)
 
 
 def test_data_error_is_a_cubeguard_error() -> None:

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cubeguard.swap import RandomSwapParams, SwapDataError, random_swap
+from cubeguard.methods.random_swap import RandomSwapStep, random_swap
+from cubeguard.swap.common import SwapDataError
 
 
 def persons(n: int = 3000, seed: int = 0) -> pd.DataFrame:
@@ -18,7 +19,7 @@ def persons(n: int = 3000, seed: int = 0) -> pd.DataFrame:
 
 def test_pairs_stay_in_stratum_and_differ_in_swapped_columns() -> None:
     data = persons()
-    params = RandomSwapParams(swap_columns=("lau2",), strata=("nuts2",), swap_rate=0.05)
+    params = RandomSwapStep(unit="records", swap_columns=("lau2",), strata=("nuts2",), swap_rate=0.05)
     result = random_swap(data, params, seed=1)
     partner = result.partner.to_numpy()
     swapped = np.flatnonzero(partner != np.arange(len(data)))
@@ -33,7 +34,7 @@ def test_pairs_stay_in_stratum_and_differ_in_swapped_columns() -> None:
 
 def test_sample_size_is_rate_per_stratum() -> None:
     data = persons(4000)
-    params = RandomSwapParams(swap_columns=("lau2",), strata=("nuts2",), swap_rate=0.1)
+    params = RandomSwapStep(unit="records", swap_columns=("lau2",), strata=("nuts2",), swap_rate=0.1)
     n_strata = data["nuts2"].value_counts()
     result = random_swap(data, params, seed=2)
     expected = 2 * (n_strata * 0.1)
@@ -44,7 +45,7 @@ def test_partner_is_uniform_among_eligible_units() -> None:
     """Chi-square over the 9 possible pairs, 8 df, critical value 42.70 (false positives 1e-6)."""
     lau2 = np.array(["a", "b", "b", "c", "d"])
     data = pd.DataFrame({"lau2": lau2})
-    params = RandomSwapParams(swap_columns=("lau2",), swap_rate=0.2)  # one unit sampled
+    params = RandomSwapStep(unit="records", swap_columns=("lau2",), swap_rate=0.2)  # one unit sampled
     n = 1500
     counts: dict[tuple[int, int], int] = {}
     for seed in range(n):
@@ -65,7 +66,7 @@ def test_households_move_whole() -> None:
     hid = np.repeat(np.arange(500), rng.integers(1, 4, 500))
     area = rng.choice(list("abcdef"), 500)
     data = pd.DataFrame({"hid": hid, "lau2": area[hid], "hsize": np.bincount(hid)[hid]})
-    params = RandomSwapParams(unit_id="hid", swap_columns=("lau2",), strata=("hsize",), swap_rate=0.1)
+    params = RandomSwapStep(household_id="hid", swap_columns=("lau2",), strata=("hsize",), swap_rate=0.1)
     result = random_swap(data, params, seed=3)
     assert result.data.groupby("hid")["lau2"].nunique().max() == 1
     before = data.groupby("lau2").size()
@@ -76,9 +77,9 @@ def test_households_move_whole() -> None:
 
 def test_rate_zero_is_identity_and_seed_is_deterministic() -> None:
     data = persons(500)
-    zero = random_swap(data, RandomSwapParams(swap_columns=("lau2",), swap_rate=0.0), seed=1)
+    zero = random_swap(data, RandomSwapStep(unit="records", swap_columns=("lau2",), swap_rate=0.0), seed=1)
     pd.testing.assert_frame_equal(zero.data, data)
-    params = RandomSwapParams(swap_columns=("lau2",), swap_rate=0.2)
+    params = RandomSwapStep(unit="records", swap_columns=("lau2",), swap_rate=0.2)
     first = random_swap(data, params, seed=9)
     again = random_swap(data, params, seed=9)
     pd.testing.assert_series_equal(first.partner, again.partner)
@@ -86,14 +87,14 @@ def test_rate_zero_is_identity_and_seed_is_deterministic() -> None:
 
 def test_no_partner_when_stratum_has_one_value() -> None:
     data = pd.DataFrame({"lau2": ["a", "a", "a", "b"], "s": [1, 1, 1, 2]})
-    params = RandomSwapParams(swap_columns=("lau2",), strata=("s",), swap_rate=0.5)
+    params = RandomSwapStep(unit="records", swap_columns=("lau2",), strata=("s",), swap_rate=0.5)
     result = random_swap(data, params, seed=0)
     assert result.n_units_swapped == 0
     assert 1 <= len(result.no_partner) <= 2
 
 
 def test_missing_column_and_household_level_errors() -> None:
-    params = RandomSwapParams(unit_id="hid", swap_columns=("lau2",), strata=("s",))
+    params = RandomSwapStep(household_id="hid", swap_columns=("lau2",), strata=("s",))
     with pytest.raises(SwapDataError, match=r"random swap columns \['s'\] are not in the data"):
         random_swap(pd.DataFrame({"hid": [1], "lau2": ["a"]}), params, seed=0)
     data = pd.DataFrame({"hid": [1, 1], "lau2": ["a", "b"], "s": [1, 1]})

@@ -8,11 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cubeguard.swap import SwapDataError, TargetedSwapParams, household_risk_table
+from cubeguard.methods.targeted_swap import TargetedSwapStep
 from cubeguard.swap._households import encode_households, nested_area_codes
+from cubeguard.swap.common import SwapDataError
 from cubeguard.swap.risk import (
     household_k_anonymity_risk,
     household_max,
+    household_risk_table,
     k_anonymity_risk,
     must_swap_levels,
     risk_threshold,
@@ -28,7 +30,7 @@ PERSONS = pd.DataFrame(
         "hsize": [2, 2, 1, 2, 2, 1, 1],
     }
 )
-PARAMS = TargetedSwapParams(
+PARAMS = TargetedSwapStep(
     household_id="hid",
     hierarchy=("region", "district"),
     similar=(("hsize",),),
@@ -74,7 +76,7 @@ def test_fused_and_fallback_household_risk_agree_with_person_maximum() -> None:
 def test_thresholds() -> None:
     assert risk_threshold(PARAMS) == 0.5
     assert risk_threshold(PARAMS.model_copy(update={"k_anonymity": 0})) == math.inf
-    user = TargetedSwapParams(
+    user = TargetedSwapStep(
         household_id="hid",
         hierarchy=("region",),
         similar=(("hsize",),),
@@ -91,7 +93,7 @@ def test_must_swap_levels() -> None:
 
 def test_user_risk_columns_take_household_maximum() -> None:
     data = PERSONS.assign(r1=[0.1, 0.9, 0.0, 0.2, 0.1, 0.0, 0.0], r2=0.3)
-    params = TargetedSwapParams(
+    params = TargetedSwapStep(
         household_id="hid",
         hierarchy=("region", "district"),
         similar=(("hsize",),),
@@ -104,7 +106,7 @@ def test_user_risk_columns_take_household_maximum() -> None:
 
 
 def test_negative_user_risk_is_rejected() -> None:
-    params = TargetedSwapParams(
+    params = TargetedSwapStep(
         household_id="hid",
         hierarchy=("region",),
         similar=(("hsize",),),

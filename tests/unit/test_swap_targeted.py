@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cubeguard.swap import SwapDataError, SwapSeedError, TargetedSwapParams, targeted_swap
-from cubeguard.swap.targeted import NO_SIMILAR, SIMILAR_USED, distribute_draws
+from cubeguard.methods.targeted_swap import TargetedSwapStep, targeted_swap
+from cubeguard.methods.targeted_swap.kernel import NO_SIMILAR, SIMILAR_USED, distribute_draws
+from cubeguard.swap.common import SwapDataError, SwapSeedError
 
 
 def households(rows: list[tuple[int, str, str, int, int]]) -> pd.DataFrame:
@@ -17,7 +18,7 @@ def households(rows: list[tuple[int, str, str, int, int]]) -> pd.DataFrame:
     )
 
 
-PARAMS = TargetedSwapParams(
+PARAMS = TargetedSwapStep(
     household_id="hid",
     hierarchy=("region", "district"),
     similar=(("hsize",),),
@@ -121,7 +122,7 @@ def test_second_profile_is_the_fallback() -> None:
 
 
 def test_zero_risk_households_are_never_donors() -> None:
-    params = TargetedSwapParams(
+    params = TargetedSwapStep(
         household_id="hid",
         hierarchy=("region",),
         similar=(("hsize",),),
@@ -136,7 +137,7 @@ def test_zero_risk_households_are_never_donors() -> None:
 
 def test_donor_probability_is_proportional_to_risk() -> None:
     """Chi-square goodness of fit, 2 df, critical value 27.63 for a false-positive rate of 1e-6."""
-    params = TargetedSwapParams(
+    params = TargetedSwapStep(
         household_id="hid",
         hierarchy=("region",),
         similar=(("hsize",),),

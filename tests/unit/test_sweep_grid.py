@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cubeguard.config.models import CellKeyStep, IdentityStep
+from cubeguard.methods.cell_key import CellKeyStep
+from cubeguard.methods.identity import IdentityStep
 from cubeguard.sweep import SweepGridError, build_steps, grid_from_mapping, load_grid
 from cubeguard.sweep.grid import MEASURE_KEYS, STEP_MODELS, measure_column
 

@@ -1,8 +1,8 @@
-"""Parameters of ONS record swapping for communal establishments (Frend et al. 2011, seed 003, sec. 3).
+"""The config model of ONS communal-establishment swapping (Frend et al. 2011, section 3): its only model.
 
 The swap rates ``A%``, ``B%`` and ``C%`` of Tables 3 and 4 and the family rate are secret ("ONS will
-not release specifics of the SDC methodology such as swap rates", footnote 3): they are left out of
-``repr``/``str`` and validation errors never echo an input value (``hide_input_in_errors``).
+not release specifics of the SDC methodology such as swap rates", footnote 3): they may be given by
+reference, and validation errors never echo an input value (``hide_input_in_errors``).
 Column defaults are the columns of :mod:`cubeguard.synth` (``hid``, ``ce_type``, ``ce_role``, NUTS
 and LAU geography); the paper's MSOA, LAD and delivery group map to ``lau``, ``nuts3`` and
 ``nuts2`` by default.
@@ -14,9 +14,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cubeguard.swap.params import ColumnName, Columns
+from cubeguard.methods.base import MicrodataStep
+from cubeguard.secrets import EnvSecret, PrefectSecret
+from cubeguard.swap.common import ColumnName, Columns
 
-Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, repr=False)]
+Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | EnvSecret | PrefectSecret
 Profiles = Annotated[tuple[Columns, ...], Field(min_length=1)]
 Relaxation = Literal["resident_group", "profile", "level", "ce_type"]
 
@@ -58,8 +60,14 @@ class MatchingProfiles(BaseModel):
         return max(len(self.of(g)) for g in range(3))
 
 
-class OnsCommunalSwapParams(BaseModel):
-    """Parameters of ONS communal-establishment swapping (Frend et al. 2011, seed 003, section 3).
+class OnsCommunalSwapStep(MicrodataStep):
+    """ONS swapping of communal-establishment residents, UK 2011 Census (Frend et al. 2011, section 3).
+
+    A pre-tabular step. Protection scores per CE type and area (Tables 1 and 2) set the swap-rate
+    band (Tables 3 and 4: 0, A%, B%, C%); residents are sampled by risk score and each takes a
+    matched partner's place (establishment, CE type, geography). Private-household records are never
+    touched. The rates ``rate_a`` <= ``rate_b`` <= ``rate_c``, ``family_rate`` and ``seed`` are secret
+    and may be given by reference. Defaults are the columns of the synthetic census.
 
     Attributes:
         rate_a: swap rate of band A (lowest; Tables 3 and 4): the share of a CE type's clients
@@ -69,9 +77,10 @@ class OnsCommunalSwapParams(BaseModel):
         rate_c: swap rate of band C (highest). Secret.
         family_rate: the single swap rate of family residents (section 3.4). Secret.
         risk_variables: person columns whose univariate counts give the risk score (section 3.3).
-        person_id: column identifying persons in the results; ``None`` uses the row labels.
-        establishment_id: column with the CE id; it moves with the geography (the swapped person
-            takes the partner's place in the partner's establishment).
+        person_id: column identifying persons in the results; default the input's person id
+            (``None`` there: the row labels).
+        establishment_id: column with the CE id, default the input's household id; it moves with
+            the geography (the swapped person takes the partner's place in the partner's establishment).
         ce_type: column with the CE type code (compared as text with ``high_impact_types`` and
             ``high_turnover_types``); it moves with the establishment.
         resident_group: column with the resident group; ``client_code``, ``staff_code`` and
@@ -107,15 +116,19 @@ class OnsCommunalSwapParams(BaseModel):
             out is never relaxed (``"profile"`` and ``"level"`` must be present).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    rate_a: Rate
-    rate_b: Rate
-    rate_c: Rate
-    family_rate: Rate
-    risk_variables: Annotated[Columns, Field(min_length=1)]
-    person_id: ColumnName | None = "pid"
-    establishment_id: ColumnName = "hid"
+    method: Literal["ons_communal_swap"] = "ons_communal_swap"
+    name: str = "ons_communal_swap"
+    rate_a: Rate = Field(description="Swap rate of band A, the lowest (secret).")
+    rate_b: Rate = Field(description="Swap rate of band B (secret).")
+    rate_c: Rate = Field(description="Swap rate of band C, the highest (secret).")
+    family_rate: Rate = Field(description="Swap rate of family residents (secret).")
+    risk_variables: Annotated[Columns, Field(min_length=1)] = Field(
+        description="Person columns whose univariate counts give the risk score."
+    )
+    person_id: ColumnName | None = Field(default=None, description="Person id column; default input.person_id.")
+    establishment_id: ColumnName | None = Field(
+        default=None, description="Establishment id column; default input.household_id."
+    )
     ce_type: ColumnName = "ce_type"
     resident_group: ColumnName = "ce_role"
     client_code: str = "C"
@@ -123,10 +136,15 @@ class OnsCommunalSwapParams(BaseModel):
     family_code: str = "F"
     age: ColumnName = "age"
     imputed: ColumnName | None = "imputed"
-    hierarchy: Annotated[Columns, Field(min_length=1)] = ("nuts1", "nuts2", "nuts3", "lau")
-    score_area: ColumnName = "lau"
-    unique_area: ColumnName = "nuts3"
-    family_area: ColumnName = "nuts3"
+    hierarchy: Annotated[Columns, Field(min_length=1)] = Field(
+        default=("nuts1", "nuts2", "nuts3", "lau"),
+        description="Geography columns, top level first; exchanged between partners.",
+    )
+    score_area: ColumnName = Field(default="lau", description="The paper's MSOA: protection and risk scores per area.")
+    unique_area: ColumnName = Field(default="nuts3", description="The paper's LAD (factor B: unique in the LAD).")
+    family_area: ColumnName = Field(
+        default="nuts3", description="Area across which family residents are sampled at one rate."
+    )
     delivery_group: ColumnName = "nuts2"
     carry_along: Columns = ()
     matching: MatchingProfiles = MatchingProfiles()
@@ -142,9 +160,11 @@ class OnsCommunalSwapParams(BaseModel):
     relaxation: tuple[Relaxation, ...] = ("resident_group", "profile", "level", "ce_type")
 
     @model_validator(mode="after")
-    def _check(self) -> OnsCommunalSwapParams:
+    def _check(self) -> OnsCommunalSwapStep:
         problems: list[str] = []
-        if not self.rate_a <= self.rate_b <= self.rate_c:
+        rates = (self.rate_a, self.rate_b, self.rate_c)
+        known = [r for r in rates if isinstance(r, int | float)]
+        if known != sorted(known):
             problems.append("swap rates must satisfy rate_a <= rate_b <= rate_c (A% lowest, C% highest)")
         for name in ("score_area", "unique_area", "family_area"):
             if getattr(self, name) not in self.hierarchy:
@@ -174,7 +194,8 @@ class OnsCommunalSwapParams(BaseModel):
     @property
     def moved_columns(self) -> list[str]:
         """Columns a swapped person takes from the partner: CE id, CE type, geography, carry-along."""
-        moved = [self.establishment_id, self.ce_type, *self.hierarchy, *self.carry_along]
+        moved = [*([self.establishment_id] if self.establishment_id else []), self.ce_type, *self.hierarchy]
+        moved += self.carry_along
         if self.exchange_resident_group:
             moved.append(self.resident_group)
         return moved
@@ -184,3 +205,8 @@ class OnsCommunalSwapParams(BaseModel):
         """Columns that must be constant within an establishment."""
         columns = [self.ce_type, *self.hierarchy, self.delivery_group, *self.carry_along]
         return list(dict.fromkeys(columns))
+
+    def with_ids(self, household_id: str | None, person_id: str | None) -> OnsCommunalSwapStep:
+        """This step with the input's person and household (establishment) ids where it names none."""
+        ids = {"person_id": self.person_id or person_id, "establishment_id": self.establishment_id or household_id}
+        return type(self).model_validate({**self.model_dump(), **ids})

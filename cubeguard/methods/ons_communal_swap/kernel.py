@@ -32,7 +32,7 @@ unchanged; private-household rows are never touched.
    classifications before looking for matches at a higher geography and then outside of the CE
    Type"). ``relaxation`` sets this order.
 
-Choices where the paper is silent (all parameters; see :class:`OnsCommunalSwapParams`):
+Choices where the paper is silent (all parameters; see :class:`OnsCommunalSwapStep`):
 
 * the rates A, B, C and the family rate (secret, footnote 3);
 * which CE types are high impact / high turnover (the paper names prisons high impact and low
@@ -62,7 +62,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from cubeguard.errors import InternalError
-from cubeguard.swap._communal_match import Candidates, Matches, Pass, match, passes
+from cubeguard.methods.ons_communal_swap.match import Candidates, Matches, Pass, match, passes
+from cubeguard.methods.ons_communal_swap.model import MATCHING_GROUPS, OnsCommunalSwapStep
 from cubeguard.swap._households import (
     IntArray,
     copy_rows,
@@ -72,8 +73,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.params import generator
-from cubeguard.swap.params_communal import MATCHING_GROUPS, OnsCommunalSwapParams
+from cubeguard.swap.common import generator, number
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -192,7 +192,7 @@ class _Residents:
     eligible: BoolArray
 
 
-def ons_communal_swap(data: pd.DataFrame, params: OnsCommunalSwapParams, seed: int) -> CommunalSwapResult:
+def ons_communal_swap(data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int) -> CommunalSwapResult:
     """Swap communal-establishment residents as the ONS did for the 2011 UK Census (seed 003, sec. 3).
 
     See the module docstring for the steps, the paper's tables and the choices made where the
@@ -242,7 +242,7 @@ def _text(values: pd.Series) -> npt.NDArray[np.object_]:
     return out
 
 
-def _residents(data: pd.DataFrame, params: OnsCommunalSwapParams) -> _Residents:
+def _residents(data: pd.DataFrame, params: OnsCommunalSwapStep) -> _Residents:
     p = params
     person = [p.age, *p.risk_variables, *p.matching.columns]
     person += [c for c in (p.imputed, p.family_staff_column, p.person_id) if c is not None]
@@ -302,7 +302,7 @@ def _residents(data: pd.DataFrame, params: OnsCommunalSwapParams) -> _Residents:
     )
 
 
-def _role(value: str, params: OnsCommunalSwapParams) -> int:
+def _role(value: str, params: OnsCommunalSwapStep) -> int:
     codes = {params.client_code: CLIENT, params.staff_code: STAFF, params.family_code: FAMILY}
     return codes.get(value, -1)
 
@@ -324,7 +324,7 @@ def _varying(
     return problems
 
 
-def _cells(res: _Residents, params: OnsCommunalSwapParams) -> tuple[pd.DataFrame, IntArray]:
+def _cells(res: _Residents, params: OnsCommunalSwapStep) -> tuple[pd.DataFrame, IntArray]:
     """Protection scores and bands per CE type in each score area (Tables 1-4)."""
     hierarchy = list(params.hierarchy)
     score_level, lad_level = hierarchy.index(params.score_area), hierarchy.index(params.unique_area)
@@ -367,7 +367,7 @@ def _cells(res: _Residents, params: OnsCommunalSwapParams) -> tuple[pd.DataFrame
     return table, cell
 
 
-def _risk(res: _Residents, params: OnsCommunalSwapParams) -> tuple[FloatArray, IntArray]:
+def _risk(res: _Residents, params: OnsCommunalSwapStep) -> tuple[FloatArray, IntArray]:
     """Risk score at the score area (section 3.3) and the coarsest level where a record is unique."""
     n, n_levels = len(res.rows), len(params.hierarchy)
     values = [dense_codes(res.frame[c])[0] for c in params.risk_variables]
@@ -395,7 +395,7 @@ def _round(x: FloatArray) -> FloatArray:
 
 def _sample(
     res: _Residents,
-    params: OnsCommunalSwapParams,
+    params: OnsCommunalSwapStep,
     cells: pd.DataFrame,
     cell: IntArray,
     risk: FloatArray,
@@ -407,7 +407,7 @@ def _sample(
     (random rounding), one Exp(1) per resident (sampling keys).
     """
     n, n_cells = len(res.rows), len(cells)
-    rates = np.array([0.0, params.rate_a, params.rate_b, params.rate_c])
+    rates = np.array([0.0, *(number(r) for r in (params.rate_a, params.rate_b, params.rate_c))])
     eligible_count = [np.bincount(cell[res.eligible & (res.role == k)], minlength=n_cells) for k in (CLIENT, STAFF)]
     clients = np.ceil(_round(rates[cells["client_band"].cat.codes.to_numpy()] * eligible_count[CLIENT]))
     staff_x = _round(rates[cells["staff_band"].cat.codes.to_numpy()] * eligible_count[STAFF])
@@ -416,7 +416,7 @@ def _sample(
     family_level = list(params.hierarchy).index(params.family_area)
     family_area, n_family = dense_codes(res.areas[family_level])
     family_x = _round(
-        params.family_rate * np.bincount(family_area[res.eligible & (res.role == FAMILY)], minlength=n_family)
+        number(params.family_rate) * np.bincount(family_area[res.eligible & (res.role == FAMILY)], minlength=n_family)
     )
     u = rng.random(n_family)
     up = (u < family_x - np.floor(family_x)) if params.family_rounding == "random" else family_x > np.floor(family_x)
@@ -449,7 +449,7 @@ def _swap_levels(res: _Residents) -> list[int]:
     return levels
 
 
-def _profile_codes(res: _Residents, params: OnsCommunalSwapParams) -> list[IntArray]:
+def _profile_codes(res: _Residents, params: OnsCommunalSwapStep) -> list[IntArray]:
     """Per profile step, each resident's code in its matching group's profile (last one reused)."""
     out: list[IntArray] = []
     for step in range(params.matching.n_profiles):
@@ -465,7 +465,7 @@ def _profile_codes(res: _Residents, params: OnsCommunalSwapParams) -> list[IntAr
 
 def _result(
     data: pd.DataFrame,
-    params: OnsCommunalSwapParams,
+    params: OnsCommunalSwapStep,
     res: _Residents,
     cells: pd.DataFrame,
     cell: IntArray,

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from cubeguard.methods.ons_household_swap.model import OnsHouseholdSwapStep
 from cubeguard.swap import _donors, _ordering
 from cubeguard.swap._donors import DonorIndex, FlagArray
 from cubeguard.swap._households import (
@@ -44,7 +45,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.params import OnsHouseholdSwapParams, generator
+from cubeguard.swap.common import generator, number
 from cubeguard.swap.risk import FloatArray, household_max
 
 
@@ -92,7 +93,7 @@ class _Prepared:
     unique_level: IntArray
 
 
-def ons_household_swap(data: pd.DataFrame, params: OnsHouseholdSwapParams, seed: int) -> OnsSwapResult:
+def ons_household_swap(data: pd.DataFrame, params: OnsHouseholdSwapStep, seed: int) -> OnsSwapResult:
     """Swap households as the ONS did for the 2011 UK Census (Frend et al. 2011, section 2).
 
     See the module docstring for the steps and the choices made where the paper is silent.
@@ -103,13 +104,13 @@ def ons_household_swap(data: pd.DataFrame, params: OnsHouseholdSwapParams, seed:
     """
     rng = generator(seed)
     prep = _prepare(data, params)
-    high_risk = (prep.risk > np.asarray(params.risk_thresholds)).any(axis=1) & prep.eligible
+    high_risk = (prep.risk > np.asarray([number(t) for t in params.risk_thresholds])).any(axis=1) & prep.eligible
     sampled = _sample(prep, params, high_risk, rng)
     state = _match(prep, sampled, rng)
     return _result(data, params, prep, state, sampled, high_risk)
 
 
-def _prepare(data: pd.DataFrame, params: OnsHouseholdSwapParams) -> _Prepared:
+def _prepare(data: pd.DataFrame, params: OnsHouseholdSwapStep) -> _Prepared:
     optional = [c for c in (params.delivery_group, params.imputed) if c is not None]
     matching = list(dict.fromkeys(c for profile in params.matching for c in profile))
     household_columns = [*params.hierarchy, *params.carry_along, params.household_size, *matching, *optional]
@@ -141,7 +142,7 @@ def _prepare(data: pd.DataFrame, params: OnsHouseholdSwapParams) -> _Prepared:
 
 
 def _scores(
-    data: pd.DataFrame, params: OnsHouseholdSwapParams, households: Households, areas: list[tuple[IntArray, int]]
+    data: pd.DataFrame, params: OnsHouseholdSwapStep, households: Households, areas: list[tuple[IntArray, int]]
 ) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """Household maximum of the person scores, and whether a member is unique, per level."""
     n_levels = len(areas)
@@ -160,13 +161,13 @@ def _scores(
 
 
 def _sample(
-    prep: _Prepared, params: OnsHouseholdSwapParams, high_risk: npt.NDArray[np.bool_], rng: np.random.Generator
+    prep: _Prepared, params: OnsHouseholdSwapStep, high_risk: npt.NDArray[np.bool_], rng: np.random.Generator
 ) -> npt.NDArray[np.bool_]:
     """Weighted sample without replacement per delivery group, capped per lowest-level area."""
     n = prep.households.n
     stratum = prep.stratum
     eligible_per_stratum = np.bincount(stratum[prep.eligible], minlength=stratum.max(initial=-1) + 1)
-    share = eligible_per_stratum * params.swap_rate
+    share = eligible_per_stratum * number(params.swap_rate)
     quota = (np.floor(share) + (rng.random(len(share)) < share - np.floor(share))).astype(np.int64)
     lowest = prep.areas[-1]
     cap = np.ceil(np.bincount(lowest[prep.eligible], minlength=lowest.max(initial=-1) + 1) * params.max_area_share)
@@ -247,7 +248,7 @@ def _match_sampled(
 
 def _result(
     data: pd.DataFrame,
-    params: OnsHouseholdSwapParams,
+    params: OnsHouseholdSwapStep,
     prep: _Prepared,
     state: IntArray,
     sampled: npt.NDArray[np.bool_],

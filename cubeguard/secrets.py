@@ -1,13 +1,16 @@
 """Secret parameters given by reference, so their values never sit in a config or a log.
 
 A secret (cell key D and V, swap rates, record-key seeds) may be written inline in a config, or as
-``{env: NAME}`` (an environment variable) or ``{prefect_secret: BLOCK}`` (a Prefect Secret block).
-Only the internal audit store ever records the resolved value.
+``{env: NAME}`` (an environment variable) or ``{prefect_secret: BLOCK}`` (a secret block of the
+orchestrator). Environment variables are read here; other stores are read through a
+:data:`SecretResolver` (name -> text) that the orchestration layer passes in, so the core never
+imports it. Only the internal audit store ever records a resolved value.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
@@ -23,7 +26,7 @@ class EnvSecret(BaseModel):
 
 
 class PrefectSecret(BaseModel):
-    """A secret read from a Prefect Secret block (resolved by the flow layer)."""
+    """A secret read from a Prefect Secret block (resolved through the flow layer's resolver)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     prefect_secret: str
@@ -34,14 +37,14 @@ SecretNumber = float | EnvSecret | PrefectSecret
 SecretInt = int | EnvSecret | PrefectSecret
 
 
-SecretReader = Callable[[str], str]
+SecretResolver = Callable[[str], str]
 
 
-def resolve_number(value: SecretNumber | SecretInt, key: str, prefect_reader: SecretReader | None = None) -> float:
+def resolve_number(value: SecretNumber | SecretInt, key: str, resolver: SecretResolver | None = None) -> float:
     """The numeric value of an inline or referenced secret; ``key`` names it in errors.
 
-    ``prefect_reader`` reads a Prefect Secret block by name; the flow layer passes it in so that the
-    core never imports Prefect.
+    ``resolver`` reads a secret block by name (the flow layer passes the orchestrator's in, so the
+    core never imports it); without one, only inline values and environment variables resolve.
     """
     if isinstance(value, (int, float)):
         return value
@@ -51,14 +54,30 @@ def resolve_number(value: SecretNumber | SecretInt, key: str, prefect_reader: Se
             raise CubeguardError(
                 f"{key}: environment variable {value.env} is not set; set it or give the value inline."
             )
-    elif prefect_reader is None:
+    elif resolver is None:
         raise CubeguardError(f"{key}: prefect_secret references resolve only in a Prefect run; use {{env: NAME}} here.")
     else:
-        raw = prefect_reader(value.prefect_secret)
-    try:
-        return float(raw) if "." in raw or "e" in raw.lower() else int(raw)
-    except ValueError:
-        raise CubeguardError(f"{key}: the referenced secret is not a number; store a number in it.") from None
+        raw = resolver(value.prefect_secret)
+    return parse_number(raw, key)
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def parse_number(raw: str, key: str) -> float:
+    """The number a referenced secret holds: an integer, or a finite decimal; nothing else.
+
+    Parsed strictly, so "5.5" stays 5.5 (an integer parameter then rejects it rather than
+    truncating it) and "nan", "inf", "0x10" or "5 apples" are refused. The message never shows
+    the text, which may be the secret itself.
+    """
+    text = raw.strip()
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _DECIMAL.fullmatch(text):
+        return float(text)
+    raise CubeguardError(f"{key}: the referenced secret is not a number; store a plain integer or decimal in it.")
 
 
 def secret_references(node: object, path: str = "") -> dict[str, SecretRef]:
@@ -78,6 +97,6 @@ def secret_references(node: object, path: str = "") -> dict[str, SecretRef]:
     return found
 
 
-def resolve_references(node: object, prefect_reader: SecretReader | None = None) -> dict[str, float]:
+def resolve_references(node: object, resolver: SecretResolver | None = None) -> dict[str, float]:
     """The values of every referenced secret of a config (for the internal audit record and run keys)."""
-    return {key: resolve_number(ref, key, prefect_reader) for key, ref in secret_references(node).items()}
+    return {key: resolve_number(ref, key, resolver) for key, ref in secret_references(node).items()}

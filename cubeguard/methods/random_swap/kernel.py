@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from cubeguard.methods.random_swap.model import RandomSwapStep
 from cubeguard.swap import _donors, _ordering
 from cubeguard.swap._households import (
     IntArray,
@@ -26,7 +27,7 @@ from cubeguard.swap._households import (
     household_values,
     raise_problems,
 )
-from cubeguard.swap.params import RandomSwapParams, generator
+from cubeguard.swap.common import generator, number
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class RandomSwapResult:
     n_rows_swapped: int
 
 
-def random_swap(data: pd.DataFrame, params: RandomSwapParams, seed: int) -> RandomSwapResult:
+def random_swap(data: pd.DataFrame, params: RandomSwapStep, seed: int) -> RandomSwapResult:
     """Swap ``params.swap_columns`` between random pairs of units of the same stratum.
 
     Args:
@@ -70,7 +71,7 @@ def random_swap(data: pd.DataFrame, params: RandomSwapParams, seed: int) -> Rand
     raise_problems(check_household_level(data, units, unit_columns) if params.unit_id else [])
     stratum, n_strata = group_codes(household_values(data, units, params.strata), units.n)
     values, _ = group_codes(household_values(data, units, params.swap_columns), units.n)
-    sampled = _sample(stratum, n_strata, params.swap_rate, rng)
+    sampled = _sample(stratum, n_strata, number(params.swap_rate), rng)
     state = _pair(stratum, n_strata, values, sampled, rng)
     partner = np.where(state[0] >= 0, state[0], np.arange(units.n))
     swapped = state[0] >= 0

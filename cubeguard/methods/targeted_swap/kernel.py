@@ -45,6 +45,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from cubeguard.errors import InternalError
+from cubeguard.methods.targeted_swap.model import TargetedSwapStep
 from cubeguard.swap import _donors, _ordering
 from cubeguard.swap._donors import FlagArray
 from cubeguard.swap._households import (
@@ -59,7 +60,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.params import TargetedSwapParams, generator
+from cubeguard.swap.common import generator, number
 from cubeguard.swap.risk import (
     FloatArray,
     check_risk_columns,
@@ -114,7 +115,7 @@ class _Prepared:
     must_level: IntArray
 
 
-def targeted_swap(data: pd.DataFrame, params: TargetedSwapParams, seed: int) -> SwapResult:
+def targeted_swap(data: pd.DataFrame, params: TargetedSwapStep, seed: int) -> SwapResult:
     """Swap the geography of households by targeted record swapping (Handbook on SDC v2, 5.6.1).
 
     See the module docstring for the algorithm and how it relates to sdcMicro ``recordSwap``; in
@@ -132,11 +133,11 @@ def targeted_swap(data: pd.DataFrame, params: TargetedSwapParams, seed: int) -> 
     """
     rng = generator(seed)
     prepared = _prepare(data, params)
-    state = _swap(prepared, params.swap_rate, rng)
+    state = _swap(prepared, number(params.swap_rate), rng)
     return _result(data, params, prepared, state)
 
 
-def _prepare(data: pd.DataFrame, params: TargetedSwapParams) -> _Prepared:
+def _prepare(data: pd.DataFrame, params: TargetedSwapStep) -> _Prepared:
     household_columns = [*params.hierarchy, *params.similarity_columns, *params.carry_along]
     needed = [params.household_id, *household_columns, *params.risk_variables]
     problems = check_columns(data, [*needed, *(params.risk_columns or ())], "swap")
@@ -242,7 +243,7 @@ def _donor_index(prepared: _Prepared, level: int, rng: np.random.Generator, n_ca
     return orders, starts, sorted_end, parents, keys
 
 
-def _result(data: pd.DataFrame, params: TargetedSwapParams, prepared: _Prepared, state: IntArray) -> SwapResult:
+def _result(data: pd.DataFrame, params: TargetedSwapStep, prepared: _Prepared, state: IntArray) -> SwapResult:
     households = prepared.households
     n = households.n
     partner = state[0]

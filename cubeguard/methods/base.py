@@ -1,0 +1,300 @@
+"""What every protection method provides, so that adding one is one package plus one registry line.
+
+A method is a package under :mod:`cubeguard.methods` holding, together:
+
+* its frozen config model (a :class:`CubeStep` or :class:`MicrodataStep` subclass): the only model
+  of its parameters, used by the config loader, the JSON Schema, the sweep and the method itself;
+* which parameters are secret (derived: every field that may be given by reference) and which are
+  public (:attr:`CubeMethod.public`, an allow-list the manifest shows);
+* ``check``: every check that needs no microdata, run when the config loads (files read, p-tables
+  feasible, parameters in range including those given by reference, conflicts with other steps);
+* ``prepare`` (post-tabular: a function from cube to protected cube) or ``columns`` and ``apply``
+  (pre-tabular: the microdata columns it reads, and the method on a frame of them).
+
+:mod:`cubeguard.methods.registry` is the single place a method is listed.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+import pandas as pd
+import xarray as xr
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
+
+KeyPath = tuple[str | int, ...]
+#: One config problem: the key path inside the step and what to change (never a secret's value).
+Problem = tuple[KeyPath, str]
+#: A secret's value from its key inside the step (e.g. ``"D"``, ``"risk_thresholds[1]"``) and its
+#: configured value; a reference that cannot be resolved yet comes back unchanged.
+Numbers = Callable[[str, SecretNumber | SecretInt], float | SecretRef]
+CubeFunction = Callable[[xr.Dataset], xr.Dataset]
+
+ReportCubes = Annotated[
+    list[str],
+    Field(
+        default_factory=list,
+        description="Hypercube ids tabulated before and after this step; their information loss and "
+        "disclosure measures go into the step's internal report.",
+    ),
+]
+Where = Annotated[
+    dict[str, list[str] | list[int]],
+    Field(
+        default_factory=dict,
+        description="Only households whose records have these raw values take part (e.g. "
+        "{hh_kind: [P]}: private households); use household-level columns.",
+    ),
+]
+HouseholdId = Annotated[str | None, Field(default=None, description="Household id column; default input.household_id.")]
+Seed = Annotated[
+    int | EnvSecret | PrefectSecret | None,
+    Field(
+        default=None, description="Seed of the method's random generator, a non-negative integer (secret; required)."
+    ),
+]
+
+
+class StepModel(BaseModel):
+    """Base of every method's config model: immutable, unknown keys rejected, inputs never echoed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    method: str
+    name: str
+
+    def __repr_args__(self) -> Any:
+        """The fields ``repr`` and ``str`` show: every field but the secrets."""
+        hidden = set(secret_fields(type(self)))
+        return [(k, v) for k, v in super().__repr_args__() if k not in hidden]
+
+
+class CubeStep(StepModel):
+    """A post-tabular step: it protects cubes (all, or the ones listed in ``cubes``)."""
+
+    cubes: list[str] | None = None
+
+
+class MicrodataStep(StepModel):
+    """A pre-tabular step: it changes the microdata once; every cube is tabulated from the result."""
+
+    report_cubes: ReportCubes
+    seed: Seed
+
+    def with_ids(self, household_id: str | None, person_id: str | None) -> MicrodataStep:
+        """This step with id columns it leaves unset taken from the release's input."""
+        return self
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a method's config-time check may know about the release; no microdata is read.
+
+    Attributes:
+        cube_ids: the release's hypercube ids.
+        steps: every step of the same kind (pre- or post-tabular), in config order.
+        index: this step's place in ``steps``.
+        number: resolves secrets given by reference where it can (environment variables, and the
+            orchestrator's secret blocks when a resolver is at hand).
+        household_id: the input's household id column.
+        person_id: the input's person id column.
+    """
+
+    cube_ids: frozenset[str]
+    steps: tuple[StepModel, ...]
+    index: int
+    number: Numbers
+    household_id: str | None = None
+    person_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Swapped:
+    """What a pre-tabular method returns: the changed frame and what its internal report says.
+
+    Attributes:
+        data: the changed frame (same rows and order).
+        moved: the columns the method may have changed.
+        households: households changed (``None`` when persons, not households, are the units).
+        persons: persons (records) changed.
+        report: per-level and per-area counts, cases left unchanged, method details (internal).
+    """
+
+    data: pd.DataFrame
+    moved: list[str]
+    households: int | None
+    persons: int
+    report: dict[str, Any]
+
+
+C = TypeVar("C", bound=CubeStep)
+M = TypeVar("M", bound=MicrodataStep)
+
+
+def _no_problems(step: Any, ctx: CheckContext) -> list[Problem]:
+    return []
+
+
+@dataclass(frozen=True)
+class CubeMethod(Generic[C]):
+    """A post-tabular method.
+
+    Attributes:
+        model: the config model (its ``method`` literal is the method's name).
+        public: the parameters the manifest may show (an allow-list; never a secret).
+        prepare: the cube function of a step whose secrets are resolved (built once per step).
+        check: config-time checks beyond the model's own (see :class:`CheckContext`).
+    """
+
+    model: type[C]
+    public: Callable[[C], dict[str, object]]
+    prepare: Callable[[C], CubeFunction]
+    check: Callable[[C, CheckContext], list[Problem]] = _no_problems
+    kind: Literal["post_tabular"] = "post_tabular"
+
+    @property
+    def name(self) -> str:
+        """The ``method:`` value that selects this method in a config."""
+        return method_name(self.model)
+
+
+@dataclass(frozen=True)
+class MicrodataMethod(Generic[M]):
+    """A pre-tabular method.
+
+    Attributes:
+        model: the config model (its ``method`` literal is the method's name).
+        public: the parameters the manifest may show (an allow-list; never a secret).
+        columns: the microdata columns a resolved step reads (ids filled in by ``with_ids``).
+        apply: the method on a frame of those columns, with the step resolved and its seed.
+        check: config-time checks beyond the model's own (see :class:`CheckContext`).
+    """
+
+    model: type[M]
+    public: Callable[[M], dict[str, object]]
+    columns: Callable[[M], list[str]]
+    apply: Callable[[pd.DataFrame, M, int], Swapped]
+    check: Callable[[M, CheckContext], list[Problem]] = _no_problems
+    kind: Literal["pre_tabular"] = "pre_tabular"
+
+    @property
+    def name(self) -> str:
+        """The ``method:`` value that selects this method in a config."""
+        return method_name(self.model)
+
+
+Method = CubeMethod[Any] | MicrodataMethod[Any]
+
+
+def method_name(model: type[StepModel]) -> str:
+    """The literal of a config model's ``method`` field."""
+    return str(typing.get_args(model.model_fields["method"].annotation)[0])
+
+
+def _is_secret(annotation: Any) -> bool:
+    if annotation in (EnvSecret, PrefectSecret):
+        return True
+    return any(_is_secret(a) for a in typing.get_args(annotation))
+
+
+def secret_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` that hold secrets: every field that may be given by reference."""
+    return tuple(name for name, info in model.model_fields.items() if _is_secret(info.annotation))
+
+
+T = TypeVar("T", bound=StepModel)
+
+
+def resolve(step: T, number: Numbers) -> T:
+    """``step`` with each secret replaced by ``number``'s value, validated again as its model.
+
+    Raises:
+        pydantic.ValidationError: a resolved value breaks the model's rules (see :func:`problems`);
+            the model never echoes an input, so the error holds no secret.
+    """
+    data = step.model_dump(exclude_unset=False)
+    for name in secret_fields(type(step)):
+        value = getattr(step, name)
+        if isinstance(value, list | tuple):
+            data[name] = [number(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        elif value is not None:
+            data[name] = number(name, value)
+    return type(step).model_validate(data)
+
+
+#: Parts of a pydantic error location that name a union member rather than a key.
+_TYPE_TAGS = frozenset(
+    {"int", "float", "str", "bool", "EnvSecret", "PrefectSecret", "list[str]", "list[int]", "none", "function-after"}
+)
+
+
+def union_tags(names: Sequence[str]) -> frozenset[str]:
+    """The location parts of a validation error that are union tags, for these method names."""
+    return _TYPE_TAGS | frozenset(names)
+
+
+def problems(
+    err: ValidationError, tags: frozenset[str] = _TYPE_TAGS, say: Callable[[Mapping[str, Any]], str] | None = None
+) -> list[Problem]:
+    """Each error of a step model as (key path inside the step, message); no value is shown.
+
+    A secret that may be a number or a reference fails every member of its union; only the
+    member the input was meant as is reported (a number's range, or a reference's keys).
+    """
+    return [(loc, (say or explain)(e)) for loc, e in meant_errors(err, tags)]
+
+
+def meant_errors(err: ValidationError, tags: frozenset[str] = _TYPE_TAGS) -> list[tuple[KeyPath, Any]]:
+    """The errors of the union members the inputs were meant as, each with its location minus union tags."""
+    errors = err.errors()
+    unmeant = _unmeant_references(errors)
+    return [
+        (tuple(p for p in e["loc"] if not (isinstance(p, str) and _is_tag(p, tags))), e)
+        for e in errors
+        if _meant(e, unmeant)
+    ]
+
+
+_REFERENCE_KEYS = {"EnvSecret": "env", "PrefectSecret": "prefect_secret"}
+
+
+def _is_tag(part: str, tags: frozenset[str]) -> bool:
+    return part in tags or part.startswith("constrained-")
+
+
+def _unmeant_references(errors: Sequence[Mapping[str, Any]]) -> set[tuple[Any, ...]]:
+    """``(*prefix, member)`` of the reference members whose own key the input lacks."""
+    missing: set[tuple[Any, ...]] = set()
+    for e in errors:
+        loc = e["loc"]
+        if e["type"] == "missing" and len(loc) >= 2 and _REFERENCE_KEYS.get(str(loc[-2])) == loc[-1]:
+            missing.add(tuple(loc[:-1]))
+    # A mapping with neither key is reported as the first member (env), not twice.
+    return {m for m in missing if not (m[-1] == "EnvSecret" and (*m[:-1], "PrefectSecret") in missing)}
+
+
+def _meant(err: Mapping[str, Any], unmeant: set[tuple[Any, ...]]) -> bool:
+    """False for errors of a union member the input was not meant as (see :func:`problems`)."""
+    loc = tuple(err["loc"])
+    for i, part in enumerate(loc):
+        if part in _REFERENCE_KEYS:
+            return loc[: i + 1] not in unmeant and (len(loc) > i + 1 or isinstance(err.get("input"), dict))
+        if isinstance(part, str) and (part in ("int", "float") or part.startswith("constrained-")):
+            return not isinstance(err.get("input"), dict)
+    return True
+
+
+def explain(err: Mapping[str, Any]) -> str:
+    """One pydantic error as what to change, lower-case, without the offending value."""
+    kind = err["type"]
+    if kind == "missing":
+        return "this required key is missing; add it"
+    if kind == "extra_forbidden":
+        return f"unknown key {err['loc'][-1]!r}; remove it or fix its spelling"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return msg[0].lower() + msg[1:] + ("" if msg.endswith(".") else "; change the value")

@@ -1,0 +1,13 @@
+"""The cell key method (Thompson, Broadfoot and Elazar 2013; Handbook on SDC v2, 5.4).
+
+The p-table machinery (R ptable and cellKey reproduced) lives in :mod:`cubeguard.ckm`; this
+package is the method as a release step.
+"""
+
+from cubeguard.methods.base import CubeMethod
+from cubeguard.methods.cell_key.method import check, prepare, public
+from cubeguard.methods.cell_key.model import CellKeyStep
+
+METHOD = CubeMethod(model=CellKeyStep, public=public, prepare=prepare, check=check)
+
+__all__ = ["METHOD", "CellKeyStep"]

@@ -1,0 +1,94 @@
+"""The cell key method as a release step: config checks, public parameters, the cube function."""
+
+from __future__ import annotations
+
+import functools
+
+import xarray as xr
+from pydantic import ValidationError
+
+from cubeguard.ckm.perturb import perturb_cube
+from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
+from cubeguard.ckm.ptable_io import read_ptable
+from cubeguard.errors import CubeguardError, InternalError
+from cubeguard.methods.base import CheckContext, CubeFunction, Problem, problems
+from cubeguard.methods.cell_key.model import CellKeyStep
+
+
+@functools.lru_cache(maxsize=16)
+def ptable_of(params: PTableParams) -> PTable:
+    """The p-table of ``params``, built once per process (cubes protected one by one reuse it)."""
+    return create_cnt_ptable(params)
+
+
+def ptable(step: CellKeyStep) -> PTable:
+    """The p-table of a step whose secrets are resolved: read from its file or built from its parameters."""
+    if step.ptable_file is not None:
+        return read_ptable(step.ptable_file)
+    params = step.ptable_params()
+    if params is None:
+        raise InternalError("the cell key step's secrets are not resolved; this is a bug in cubeguard")
+    return ptable_of(params)
+
+
+def prepare(step: CellKeyStep) -> CubeFunction:
+    """Perturb a cube with the step's p-table (Handbook on SDC v2, 5.4)."""
+    table = ptable(step)
+
+    def perturb(cube: xr.Dataset) -> xr.Dataset:
+        return perturb_cube(cube, table)
+
+    return perturb
+
+
+def public(step: CellKeyStep) -> dict[str, object]:
+    """Never D, V, pstay (secret) nor the p-table or its path; js says which counts never appear."""
+    return {"js": step.js, "ptable_file": step.ptable_file is not None}
+
+
+def check(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
+    """The p-table file is read, or the parameters (references resolved) give a feasible p-table; no stacking."""
+    found = _stacking(step, ctx)
+    if step.ptable_file is not None:
+        try:
+            read_ptable(step.ptable_file)
+        except OSError as exc:
+            found.append(
+                (
+                    ("ptable_file",),
+                    f"cannot read the p-table file {step.ptable_file} ({exc.strerror}); "
+                    "give the path of an existing file, relative to the config",
+                )
+            )
+        except CubeguardError as exc:
+            found.append((("ptable_file",), str(exc)))
+        return found
+    try:
+        params = step.ptable_params()
+    except ValidationError as exc:
+        return found + problems(exc)
+    if params is not None:
+        try:
+            ptable_of(params)
+        except CubeguardError as exc:
+            found.append(((), f"no p-table exists for these parameters ({exc}); raise V or D, or lower js or pstay"))
+    return found
+
+
+def _stacking(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
+    if step.allow_stacking:
+        return []
+    mine = ctx.cube_ids if step.cubes is None else set(step.cubes)
+    for k, other in enumerate(ctx.steps[: ctx.index]):
+        if isinstance(other, CellKeyStep):
+            theirs = ctx.cube_ids if other.cubes is None else set(other.cubes)
+            both = sorted(mine & theirs)
+            if both:
+                return [
+                    (
+                        ("cubes",),
+                        f"cube {both[0]!r} (and {len(both) - 1} more) is already perturbed by steps[{k}] "
+                        f"({other.name}); restrict 'cubes' or set allow_stacking: true",
+                    )
+                ]
+    return []

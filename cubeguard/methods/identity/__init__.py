@@ -1,0 +1,28 @@
+"""Identity: publish counts unchanged, the noise-free path that must be exact through the whole flow."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import xarray as xr
+
+from cubeguard.methods.base import CubeFunction, CubeMethod, CubeStep
+
+
+class IdentityStep(CubeStep):
+    """A step that publishes counts unchanged: the noise-free path that must be exact."""
+
+    method: Literal["identity"]
+    name: str = "identity"
+
+
+def identity(cube: xr.Dataset) -> xr.Dataset:
+    """``cube`` with zero noise: its counts are published as they are."""
+    return cube.assign(noise=cube["count"] * 0)
+
+
+def _prepare(step: IdentityStep) -> CubeFunction:
+    return identity
+
+
+METHOD = CubeMethod(model=IdentityStep, public=lambda step: {}, prepare=_prepare)
