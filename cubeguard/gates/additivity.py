@@ -6,8 +6,9 @@ every code with children along it, the cell equals the sum of its children's cel
 coordinates fixed. Handbook on SDC v2 (Hundepool et al. 2024), 5.4: the cell key method gives up
 additivity, controlled rounding (5.5) keeps it; releases that promise additive tables require it.
 
-The check is vectorised per dimension: the children of all codes are gathered in parent order and
-summed with one ``np.add.reduceat``. A cube is read in slabs along its leading dimension
+The check is one pass per dimension over a slab viewed as ``(before, dimension, after)``, in numba
+(:mod:`cubeguard.gates._kernels`): children are added into their parent's running sum, then each
+parent cell is held against it. A cube is read in slabs along its leading dimension
 (:mod:`cubeguard.gates.slabs`): the other dimensions are checked within each slab, the leading one
 from the parent rows and running sums of their children kept across slabs. A cell that breaks
 additivity along several dimensions counts once; it is attributed to the first dimension checked
@@ -22,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.gates import _kernels
 from cubeguard.gates.slabs import DEFAULT_SLAB_CELLS, IntArray, Layout, iter_slabs, layout
 
 MAX_EXAMPLES = 5
@@ -89,19 +91,19 @@ def passes(violations: int) -> bool:
 
 @dataclass(frozen=True)
 class _Dim:
-    """How to gather the children of one dimension's codes in parent order."""
+    """The codes with children along one dimension."""
 
-    order: IntArray  # child positions sorted by parent position
-    starts: IntArray  # where each parent's children start in ``order``
-    parents: IntArray  # the parent positions, ascending
+    parents: IntArray  # their positions, ascending (group g is parents[g])
+    group_of_parent: IntArray  # per position, the group of its parent (-1: the total)
+    children: IntArray  # per group, its number of children
 
 
-def _gather(parent: IntArray) -> _Dim:
-    kids = np.flatnonzero(parent >= 0)
-    order = kids[np.argsort(parent[kids], kind="stable")]
-    by = parent[order]
-    starts = np.flatnonzero(np.r_[True, by[1:] != by[:-1]]) if by.size else np.zeros(0, dtype=np.int64)
-    return _Dim(order.astype(np.int64), starts.astype(np.int64), by[starts].astype(np.int64))
+def _dim(parent: IntArray) -> _Dim:
+    parents = np.unique(parent[parent >= 0]).astype(np.int64)
+    group = np.full(parent.size, -1, dtype=np.int64)
+    group[parents] = np.arange(parents.size)
+    of_parent = np.where(parent >= 0, group[np.maximum(parent, 0)], -1).astype(np.int64)
+    return _Dim(parents, of_parent, np.bincount(of_parent[of_parent >= 0], minlength=parents.size).astype(np.int64))
 
 
 class AdditivityTally:
@@ -109,106 +111,85 @@ class AdditivityTally:
 
     def __init__(self, lay: Layout) -> None:
         self.layout = lay
-        self.dims = [_gather(p) for p in lay.parent]
-        n = [d.parents.size for d in self.dims]
-        self.non_additive = [np.zeros(k, dtype=np.int64) for k in n]
-        self.new_non_additive = [np.zeros(k, dtype=np.int64) for k in n]
-        self.max_gap = [np.zeros(k, dtype=np.int64) for k in n]
-        self.parent_total = [np.zeros(k, dtype=np.int64) for k in n]
-        self.children_total = [np.zeros(k, dtype=np.int64) for k in n]
+        self.dims = [_dim(p) for p in lay.parent]
+        # per dimension and group: non-additive, newly non-additive, max gap, parent total, children total
+        self.stats = [np.zeros((d.parents.size, 5), dtype=np.int64) for d in self.dims]
         self.examples: list[tuple[int, int, str]] = []  # (dim, group, line)
         self.violations = 0
         rest = lay.shape[1:]
         lead = self.dims[0]
-        self.row_group = np.full(lay.shape[0], -1, dtype=np.int64)
-        self.row_group[lead.parents] = np.arange(lead.parents.size)
         self.lead_values = np.zeros((lead.parents.size, *rest), dtype=np.int64)
         self.lead_sums = np.zeros((lead.parents.size, *rest), dtype=np.int64)
         self.lead_bad = np.zeros((lead.parents.size, *rest), dtype=bool)
+        self.row_group = np.full(lay.shape[0], -1, dtype=np.int64)
+        self.row_group[lead.parents] = np.arange(lead.parents.size)
+
+    def _compare(
+        self, k: int, values: IntArray, parents: IntArray, sums: IntArray, bad: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Run the comparison kernel on ``(A, n, B)`` views; return the example rows it recorded."""
+        buffer = np.zeros((MAX_EXAMPLES - len(self.examples), 5), dtype=np.int64)
+        found = _kernels.compare(values, parents, sums, bad, self.stats[k], buffer, 0)
+        return buffer[:found]
 
     def _line(self, at: list[int], total: int, parts: int, k: int, g: int) -> str:
         lay = self.layout
         cell = ", ".join(f"{d}={lay.codes[i][at[i]]}" for i, d in enumerate(lay.dims))
-        dim = self.dims[k]
-        kids = int((dim.starts[g + 1] if g + 1 < dim.starts.size else dim.order.size) - dim.starts[g])
+        kids = int(self.dims[k].children[g])
         return f"{cell}: {total} != {parts} = sum of {kids} children along {lay.dims[k]}"
-
-    def _record(
-        self, k: int, gap: npt.NDArray[np.int64], wrong: npt.NDArray[np.bool_], new: npt.NDArray[np.bool_]
-    ) -> None:
-        """Per-group counts of a dimension's parent cells (parent axis first)."""
-        others = tuple(range(1, wrong.ndim))
-        self.non_additive[k] += wrong.sum(axis=others, dtype=np.int64)
-        self.new_non_additive[k] += new.sum(axis=others, dtype=np.int64)
-        self.max_gap[k] = np.maximum(self.max_gap[k], np.abs(gap).max(axis=others, initial=0))
-
-    def _examples(
-        self, k: int, lo: int, values: npt.NDArray[np.int64], sums: npt.NDArray[np.int64], wrong: npt.NDArray[np.bool_]
-    ) -> None:
-        """Example lines from parent-axis-first arrays; ``lo``: offset of the leading dimension (k > 0)."""
-        for idx in np.argwhere(wrong)[: MAX_EXAMPLES - len(self.examples)]:
-            g, rest = int(idx[0]), [int(i) for i in idx[1:]]
-            if k == 0:
-                at = [int(self.dims[0].parents[g]), *rest]
-            else:
-                rest[0] += lo
-                at = [*rest[:k], int(self.dims[k].parents[g]), *rest[k:]]
-            total, parts = int(values[tuple(idx)]), int(sums[tuple(idx)])
-            self.examples.append((k, g, self._line(at, total, parts, k, g)))
 
     def add(self, lo: int, slab: npt.NDArray[np.int64]) -> None:
         """Check the dimensions after the leading one on ``slab`` (leading positions from ``lo``).
 
         Keeps what the leading dimension needs: its parent rows and the running sums of their children.
         """
+        slab = np.ascontiguousarray(slab, dtype=np.int64)
         bad = np.zeros(slab.shape, dtype=bool)
         for k in range(1, slab.ndim):
             dim = self.dims[k]
             if not dim.parents.size:
                 continue
-            sums = np.moveaxis(np.add.reduceat(np.take(slab, dim.order, axis=k), dim.starts, axis=k), k, 0)
-            values = np.moveaxis(np.take(slab, dim.parents, axis=k), k, 0)
-            others = tuple(range(1, values.ndim))
-            self.parent_total[k] += values.sum(axis=others)
-            self.children_total[k] += sums.sum(axis=others)
-            gap = values - sums
-            wrong = gap != 0
-            if wrong.any():
-                flags = np.moveaxis(bad, k, 0)
-                new = wrong & ~flags[dim.parents]
-                self._record(k, gap, wrong, new)
-                flags[dim.parents] |= wrong
-                if len(self.examples) < MAX_EXAMPLES:
-                    self._examples(k, lo, values, sums, wrong)
+            values = _kernels.as_abn(slab, k)
+            sums = np.zeros((values.shape[0], dim.parents.size, values.shape[2]), dtype=np.int64)
+            _kernels.children_sums(values, dim.group_of_parent, sums)
+            rows = self._compare(k, values, dim.parents, sums, _kernels.as_abn(bad, k))
+            for a, g, b, v, s in rows.tolist():
+                before = list(np.unravel_index(a, slab.shape[:k])) if k else []
+                after = list(np.unravel_index(b, slab.shape[k + 1 :]))
+                at = [int(i) for i in (*before, int(dim.parents[g]), *after)]
+                at[0] += lo
+                self.examples.append((k, g, self._line(at, v, s, k, g)))
         self.violations += int(np.count_nonzero(bad))
-        rows = np.arange(lo, lo + slab.shape[0])
-        group = self.row_group[rows]
+        lead = self.dims[0]
+        if not lead.parents.size:
+            return
+        group = self.row_group[lo : lo + slab.shape[0]]
         mine = group >= 0
         self.lead_values[group[mine]] = slab[mine]
         self.lead_bad[group[mine]] = bad[mine]
-        parent = self.layout.parent[0][rows]
-        kids = np.flatnonzero(parent >= 0)
-        if kids.size:
-            target = self.row_group[parent[kids]]
-            order = np.argsort(target, kind="stable")
-            target = target[order]
-            starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
-            self.lead_sums[target[starts]] += np.add.reduceat(slab[kids[order]], starts, axis=0)
+        flat = slab.reshape(1, slab.shape[0], -1)
+        _kernels.children_sums(
+            flat, lead.group_of_parent[lo : lo + slab.shape[0]], self.lead_sums.reshape(1, lead.parents.size, -1)
+        )
 
     def facts(self) -> AdditivityFacts:
         """The cube's facts, once every slab was added (checks the leading dimension)."""
-        if self.dims[0].parents.size:
-            gap = self.lead_values - self.lead_sums
-            wrong = gap != 0
-            others = tuple(range(1, gap.ndim))
-            self.parent_total[0] += self.lead_values.sum(axis=others)
-            self.children_total[0] += self.lead_sums.sum(axis=others)
-            if wrong.any():
-                new = wrong & ~self.lead_bad
-                self._record(0, gap, wrong, new)
-                self.violations += int(np.count_nonzero(new))
-                if len(self.examples) < MAX_EXAMPLES:
-                    self._examples(0, 0, self.lead_values, self.lead_sums, wrong)
+        lead = self.dims[0]
+        if lead.parents.size:
+            n = lead.parents.size
+            shape = (1, n, -1)
+            before = int(np.count_nonzero(self.lead_bad))
+            rows = self._compare(
+                0,
+                self.lead_values.reshape(shape),
+                np.arange(n, dtype=np.int64),
+                self.lead_sums.reshape(shape),
+                self.lead_bad.reshape(shape),
+            )
+            self.violations += int(np.count_nonzero(self.lead_bad)) - before
+            for _, g, b, v, s in rows.tolist():
+                at = [int(lead.parents[g]), *(int(i) for i in np.unravel_index(b, self.layout.shape[1:]))]
+                self.examples.append((0, g, self._line(at, v, s, 0, g)))
         return self._facts()
 
     def _facts(self) -> AdditivityFacts:
@@ -222,25 +203,25 @@ class AdditivityTally:
             before, after = order[:i], [j for j in order[i + 1 :]]
             cells = int(np.prod(np.delete(shape, k)))
             new_cells = int(np.prod(leaves[before]) * np.prod(shape[after]))
-            kids = np.diff(np.r_[dim.starts, dim.order.size])
+            stats = self.stats[k]
             for g, p in enumerate(dim.parents):
                 groups.append(
                     GroupFacts(
                         dim=lay.dims[k],
                         parent=lay.codes[k][int(p)],
-                        children=int(kids[g]),
+                        children=int(dim.children[g]),
                         cells=cells,
                         new_cells=new_cells,
-                        non_additive=int(self.non_additive[k][g]),
-                        new_non_additive=int(self.new_non_additive[k][g]),
-                        max_gap=int(self.max_gap[k][g]),
-                        parent_total=int(self.parent_total[k][g]),
-                        children_total=int(self.children_total[k][g]),
+                        non_additive=int(stats[g, 0]),
+                        new_non_additive=int(stats[g, 1]),
+                        max_gap=int(stats[g, 2]),
+                        parent_total=int(stats[g, 3]),
+                        children_total=int(stats[g, 4]),
                         examples=tuple(line for kk, gg, line in self.examples if (kk, gg) == (k, g)),
                     )
                 )
         checked = int(np.prod(shape) - np.prod(leaves))
-        max_gap = max((int(m.max(initial=0)) for m in self.max_gap), default=0)
+        max_gap = max((int(m[:, 2].max(initial=0)) for m in self.stats), default=0)
         return AdditivityFacts(
             checked, self.violations, max_gap, tuple(line for _, _, line in self.examples), tuple(groups)
         )
