@@ -3,8 +3,10 @@
 One frame per cube (one GX validation, one Data Docs page), a few hundred rows however large the cube,
 in up to three tables told apart by the ``table`` column:
 
-* ``published_values``: one row per distinct published value (``published``) with its number of
-  ``cells``; the forbidden-values expectation counts the cells whose value is forbidden;
+* ``published_values``: one row per distinct published value (``published``) up to the largest
+  forbidden value, with its number of ``cells``, and one row (``above`` true) for the cells above it,
+  ``published`` holding the smallest of their values; the forbidden-values expectation counts the
+  cells whose value is forbidden (and refuses a forbidden value hidden in the row above);
 * ``small_cells``: one row per small value (``original``) with its ``cells`` and the ``unchanged``
   ones; the small-cells expectation takes the share of the values it is told are small;
 * ``additivity``: one row per dimension and code with children along it (``dimension``, ``parent``)
@@ -61,41 +63,35 @@ def cube_frame(result: CubeGateResult) -> pd.DataFrame:
         ... )
         >>> frame = cube_frame(evaluate_cube(cube, cube, {}, GateSpec(forbidden_values=[1]), additivity=True))
         >>> frame["table"].tolist()
-        ['published_values', 'published_values', 'published_values', 'additivity']
-        >>> frame[["published", "cells", "non_additive"]].sum().tolist()
-        [11, 4, 1]
+        ['published_values', 'additivity']
+        >>> frame[["published", "cells", "above", "non_additive"]].values.tolist()
+        [[2, 3, True, <NA>], [<NA>, 1, <NA>, 1]]
     """
-    records: list[dict[str, object]] = []
+    tables: list[pd.DataFrame] = []
     if result.forbidden is not None:
         f = result.forbidden
-        records += [
-            {TABLE: PUBLISHED_VALUES, PUBLISHED: int(v), "cells": int(c)}
-            for v, c in zip(f.values.tolist(), f.counts.tolist(), strict=True)
-        ]
+        listed = f.values <= max(f.forbidden)
+        table = pd.DataFrame({TABLE: PUBLISHED_VALUES, PUBLISHED: f.values[listed], "cells": f.counts[listed]})
+        table["above"] = False
+        if not listed.all():
+            rest = {TABLE: PUBLISHED_VALUES, PUBLISHED: f.values[~listed][0], "cells": f.counts[~listed].sum()}
+            table = pd.concat([table, pd.DataFrame([{**rest, "above": True}])], ignore_index=True)
+        tables.append(table)
     if result.small_cells is not None:
         s = result.small_cells
-        records += [
-            {TABLE: SMALL_CELLS, ORIGINAL: v, "cells": n, "unchanged": u}
-            for v, n, u in zip(s.values, s.cells, s.unchanged, strict=True)
-        ]
-    if result.additivity is not None:
-        records += [
-            {
-                TABLE: ADDITIVITY,
-                "dimension": g.dim,
-                "parent": g.parent,
-                "children": g.children,
-                "cells": g.cells,
-                "new_cells": g.new_cells,
-                "non_additive": g.non_additive,
-                "new_non_additive": g.new_non_additive,
-                "max_gap": g.max_gap,
-                "parent_total": g.parent_total,
-                "children_total": g.children_total,
-                "examples": EXAMPLE_SEPARATOR.join(g.examples),
-            }
-            for g in result.additivity.groups
-        ]
-    columns = [TABLE, *_INTS, "dimension", "parent", "examples"]
-    frame = pd.DataFrame.from_records(records, columns=columns)
-    return frame.astype({c: "Int64" for c in _INTS} | {TABLE: object, "dimension": object, "parent": object})
+        columns = {TABLE: SMALL_CELLS, ORIGINAL: list(s.values), "cells": list(s.cells), "unchanged": list(s.unchanged)}
+        tables.append(pd.DataFrame(columns))
+    if result.additivity is not None and result.additivity.groups:
+        groups = result.additivity.groups
+        ints = ("children", "cells", "new_cells", "non_additive", "new_non_additive", "max_gap")
+        columns = {TABLE: ADDITIVITY, "dimension": [g.dim for g in groups], "parent": [g.parent for g in groups]}
+        columns |= {c: [getattr(g, c) for g in groups] for c in (*ints, "parent_total", "children_total")}
+        columns["examples"] = [EXAMPLE_SEPARATOR.join(g.examples) for g in groups]
+        tables.append(pd.DataFrame(columns))
+    if not tables:
+        tables.append(pd.DataFrame({TABLE: pd.Series([], dtype=object)}))
+    frame = pd.concat([t.astype({c: "Int64" for c in _INTS if c in t.columns}) for t in tables], ignore_index=True)
+    frame = frame.reindex(columns=[TABLE, *_INTS, "above", "dimension", "parent", "examples"])
+    return frame.astype(
+        {c: "Int64" for c in _INTS} | {TABLE: object, "above": "boolean", "dimension": object, "parent": object}
+    )

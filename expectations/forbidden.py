@@ -3,7 +3,8 @@
 A p-table with ``js > 0`` (cell key method, Handbook on SDC v2 (Hundepool et al. 2024), 5.4) never
 publishes the counts ``1..js``; a release that promises "no published 1s and 2s" lists them in
 ``GateSpec.forbidden_values``. The batch is the distribution of a cube's published values (one row
-per distinct value with its number of cells, :mod:`expectations.facts`); the metric
+per distinct value up to the largest forbidden one with its number of cells, and one row for the cells
+above, :mod:`expectations.facts`); the metric
 ``cube.forbidden_cells`` counts the cells whose value is in the set and
 :class:`ExpectPublishedCountsOutsideForbiddenSet` judges the count with the core's verdict
 (:func:`cubeguard.gates.forbidden.passes`).
@@ -29,7 +30,8 @@ from expectations.facts import PUBLISHED, PUBLISHED_VALUES, rows
 class CubeForbiddenCells(TableMetricProvider):
     """Metric ``cube.forbidden_cells``: cells with a value in ``value_set``, and which values they take.
 
-    Raises ``ValueError`` (the expectation errors) if a value appears twice or a count is not positive.
+    Raises ``ValueError`` (the expectation errors) if a value appears twice, a count is not positive,
+    or the row summing up the larger values could hold a forbidden one.
     """
 
     metric_name = "cube.forbidden_cells"
@@ -45,15 +47,20 @@ class CubeForbiddenCells(TableMetricProvider):
         runtime_configuration: dict[str, Any],
     ) -> dict[str, Any]:
         frame, _, _ = execution_engine.get_compute_domain(metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE)
-        values = rows(frame, PUBLISHED_VALUES)
+        table = rows(frame, PUBLISHED_VALUES)
         column = metric_value_kwargs["column"]
-        if values[column].duplicated().any() or (values["cells"] < 1).any():
+        forbidden_set = [int(v) for v in metric_value_kwargs["value_set"]]
+        if table[column].duplicated().any() or (table["cells"] < 1).any():
             raise ValueError("the published-value distribution lists a value twice or a value without cells")
-        hit = values[values[column].isin([int(v) for v in metric_value_kwargs["value_set"]])]
+        above = table[table["above"].fillna(False).astype(bool)]
+        if len(above) > 1 or (len(above) and int(above[column].iloc[0]) <= max(forbidden_set)):
+            raise ValueError("the published values summed up above the forbidden ones may hide a forbidden value")
+        values = table[~table["above"].fillna(False).astype(bool)]
+        hit = values[values[column].isin(forbidden_set)]
         return {
             "cells": forbidden.forbidden_cells(hit[column], hit["cells"], metric_value_kwargs["value_set"]),
             "found": {str(int(v)): int(c) for v, c in zip(hit[column], hit["cells"], strict=True)},
-            "distinct_values": len(values),
+            "cells_above": int(above["cells"].sum()),
         }
 
 

@@ -26,7 +26,9 @@ def test_one_row_per_value_small_value_and_group() -> None:
     result = _result()
     frame = cube_frame(result)
     values = rows(frame, PUBLISHED_VALUES)
-    assert values["published"].tolist() == result.forbidden.values.tolist()
+    listed = result.forbidden.values <= 2
+    assert values["published"].tolist() == [*result.forbidden.values[listed].tolist(), 3]
+    assert values["above"].tolist() == [False] * int(listed.sum()) + [True]
     assert int(values["cells"].sum()) == 12
     assert rows(frame, SMALL_CELLS)[["original", "cells", "unchanged"]].values.tolist() == [[1, 2, 1], [2, 2, 2]]
     groups = rows(frame, ADDITIVITY)
@@ -58,3 +60,19 @@ def test_more_violations_than_cells_are_refused() -> None:
     groups["non_additive"] = groups["cells"] + 1
     with pytest.raises(ValueError, match="more non-additive cells than it has"):
         additivity_summary(groups)
+
+
+def test_a_forbidden_value_hidden_above_the_listed_ones_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    import expectations.forbidden as forbidden_module
+
+    frame = cube_frame(_result())
+    metric = forbidden_module.CubeForbiddenCells._pandas.__wrapped__  # the plain function GX wraps
+
+    class Engine:
+        def get_compute_domain(self, *_args, **_kwargs):
+            return frame, None, None
+
+    found = metric(None, Engine(), {}, {"column": "published", "value_set": [1, 2]}, {}, {})
+    assert found["cells"] == int(np.isin(_result().forbidden.values, [1, 2]) @ _result().forbidden.counts)
+    with pytest.raises(ValueError, match="may hide a forbidden value"):
+        metric(None, Engine(), {}, {"column": "published", "value_set": [1, 2, 5]}, {}, {})
