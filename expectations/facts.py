@@ -19,6 +19,8 @@ Numbers are nullable ``Int64`` (exact), absent where a column does not belong to
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from cubeguard.gates import CubeGateResult
@@ -30,12 +32,9 @@ ADDITIVITY = "additivity"
 PUBLISHED = "published"
 ORIGINAL = "original"
 EXAMPLE_SEPARATOR = "\n"
-_INTS = (
-    PUBLISHED,
-    ORIGINAL,
-    "cells",
-    "unchanged",
+_GROUP_INTS = (
     "children",
+    "cells",
     "new_cells",
     "non_additive",
     "new_non_additive",
@@ -43,6 +42,7 @@ _INTS = (
     "parent_total",
     "children_total",
 )
+_INTS = (PUBLISHED, ORIGINAL, "unchanged", *_GROUP_INTS)
 
 
 def rows(frame: pd.DataFrame, table: str) -> pd.DataFrame:
@@ -67,31 +67,43 @@ def cube_frame(result: CubeGateResult) -> pd.DataFrame:
         >>> frame[["published", "cells", "above", "non_additive"]].values.tolist()
         [[2, 3, True, <NA>], [<NA>, 1, <NA>, 1]]
     """
-    tables: list[pd.DataFrame] = []
+    tables: list[dict[str, npt.ArrayLike]] = []
     if result.forbidden is not None:
         f = result.forbidden
         listed = f.values <= max(f.forbidden)
-        table = pd.DataFrame({TABLE: PUBLISHED_VALUES, PUBLISHED: f.values[listed], "cells": f.counts[listed]})
-        table["above"] = False
+        values, counts, above = f.values[listed], f.counts[listed], np.zeros(int(listed.sum()), dtype=bool)
         if not listed.all():
-            rest = {TABLE: PUBLISHED_VALUES, PUBLISHED: f.values[~listed][0], "cells": f.counts[~listed].sum()}
-            table = pd.concat([table, pd.DataFrame([{**rest, "above": True}])], ignore_index=True)
-        tables.append(table)
+            values = np.append(values, f.values[~listed][0])
+            counts = np.append(counts, f.counts[~listed].sum())
+            above = np.append(above, True)
+        tables.append({TABLE: PUBLISHED_VALUES, PUBLISHED: values, "cells": counts, "above": above})
     if result.small_cells is not None:
         s = result.small_cells
-        columns = {TABLE: SMALL_CELLS, ORIGINAL: list(s.values), "cells": list(s.cells), "unchanged": list(s.unchanged)}
-        tables.append(pd.DataFrame(columns))
+        tables.append({TABLE: SMALL_CELLS, ORIGINAL: s.values, "cells": s.cells, "unchanged": s.unchanged})
     if result.additivity is not None and result.additivity.groups:
         groups = result.additivity.groups
-        ints = ("children", "cells", "new_cells", "non_additive", "new_non_additive", "max_gap")
-        columns = {TABLE: ADDITIVITY, "dimension": [g.dim for g in groups], "parent": [g.parent for g in groups]}
-        columns |= {c: [getattr(g, c) for g in groups] for c in (*ints, "parent_total", "children_total")}
-        columns["examples"] = [EXAMPLE_SEPARATOR.join(g.examples) for g in groups]
-        tables.append(pd.DataFrame(columns))
-    if not tables:
-        tables.append(pd.DataFrame({TABLE: pd.Series([], dtype=object)}))
-    frame = pd.concat([t.astype({c: "Int64" for c in _INTS if c in t.columns}) for t in tables], ignore_index=True)
-    frame = frame.reindex(columns=[TABLE, *_INTS, "above", "dimension", "parent", "examples"])
-    return frame.astype(
-        {c: "Int64" for c in _INTS} | {TABLE: object, "above": "boolean", "dimension": object, "parent": object}
-    )
+        table: dict[str, npt.ArrayLike] = {TABLE: ADDITIVITY}
+        table |= {c: [getattr(g, c) for g in groups] for c in _GROUP_INTS}
+        table |= {"dimension": [g.dim for g in groups], "parent": [g.parent for g in groups]}
+        table["examples"] = [EXAMPLE_SEPARATOR.join(g.examples) for g in groups]
+        tables.append(table)
+    return _frame(tables)
+
+
+def _frame(tables: list[dict[str, npt.ArrayLike]]) -> pd.DataFrame:
+    """Stack tables of named columns; absent numbers are NA, absent texts None (built column-wise)."""
+    sizes = [len(next(np.atleast_1d(v) for k, v in t.items() if k != TABLE)) for t in tables]
+    columns: dict[str, object] = {
+        TABLE: np.array([t[TABLE] for t, n in zip(tables, sizes, strict=True) for _ in range(n)], dtype=object)
+    }
+    for name in (*_INTS, "above"):
+        kind = bool if name == "above" else np.int64
+        parts = [np.asarray(t.get(name, np.zeros(n)), dtype=kind) for t, n in zip(tables, sizes, strict=True)]
+        mask = [np.full(n, name not in t) for t, n in zip(tables, sizes, strict=True)]
+        data, missing = np.concatenate([np.zeros(0, dtype=kind), *parts]), np.concatenate([np.zeros(0, bool), *mask])
+        array = pd.arrays.BooleanArray if name == "above" else pd.arrays.IntegerArray
+        columns[name] = array(data, missing)
+    for name in ("dimension", "parent", "examples"):
+        parts = [np.asarray(t.get(name, [None] * n), dtype=object) for t, n in zip(tables, sizes, strict=True)]
+        columns[name] = np.concatenate([np.zeros(0, dtype=object), *parts])
+    return pd.DataFrame(columns, copy=False)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -240,20 +242,25 @@ def run_gates(
     check_of = {**_CHECK_OF, **{f"ExpectDistanceWithinBound[{measure_column(m, scope)}]": c for c, m in DISTANCES}}
     outcomes: list[GateOutcome] = []
     facts: dict[str, CubeGateResult] = {}
-    for cube_id, (original, protected) in cubes.items():
-        cube = str(cube_id)
-        facts[cube] = evaluate_cube(
-            original,
-            protected,
-            _row(by_cube, cube),
-            gates,
-            cube=cube,
-            additivity=True,
-            scope=scope,
-            slab_cells=chunk_cells,
+
+    def facts_of(item: tuple[object, tuple[xr.Dataset, xr.Dataset]]) -> CubeGateResult:
+        cube, (original, protected) = str(item[0]), item[1]
+        row = _row(by_cube, cube)
+        return evaluate_cube(
+            original, protected, row, gates, cube=cube, additivity=True, scope=scope, slab_cells=chunk_cells
         )
-        result = _validate(context, batch, cube, suites[CUBE_SUITE], cube_frame(facts[cube]), run_id)
-        outcomes.extend(_cube_outcomes(cube, suites[CUBE_SUITE], result))
+
+    # One thread reads and checks the next cube (numpy, numba and Zarr release the GIL) while GX
+    # validates this one; results come back in cube order, at most two cubes in memory.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = iter(cubes.items())
+        ahead = [pool.submit(facts_of, item) for item in islice(pending, 1)]
+        while ahead:
+            found = ahead.pop().result()
+            ahead.extend(pool.submit(facts_of, item) for item in islice(pending, 1))
+            facts[found.cube] = found
+            result = _validate(context, batch, found.cube, suites[CUBE_SUITE], cube_frame(found), run_id)
+            outcomes.extend(_cube_outcomes(found.cube, suites[CUBE_SUITE], result))
     if suites[MEASURES_SUITE].expectations:
         result = _validate(context, batch, MEASURES_ASSET, suites[MEASURES_SUITE], table, run_id, dict(_COMPLETE))
         outcomes.extend(_measure_outcomes([str(c) for c in cubes], table, suites[MEASURES_SUITE], result))
