@@ -1,12 +1,11 @@
 """Small-cells gate: few original small cells may be published unchanged.
 
 Shlomo (2009), section 4.1: the disclosure risk left in a frequency table is measured by the small
-cells (original 1s and 2s) that the protection did not change. The share is
-:func:`cubeguard.measures.risk.small_cells_unchanged`, taken here over every cell of the cube
-(totals and subtotals included: a small subtotal discloses as much as a small interior cell).
-
-The metric ``cube.small_cells_unchanged`` and :class:`ExpectSmallCellsChangedShare` wrap it for
-Great Expectations.
+cells (original 1s and 2s) that the protection did not change. The batch holds one row per small
+value with its cells and the unchanged ones (:mod:`cubeguard.gates.small_cells`, over every cell of
+the cube, totals included; :mod:`expectations.facts`); the metric ``cube.small_cells_unchanged``
+takes the share over the values it is told are small, and :class:`ExpectSmallCellsChangedShare`
+judges it with the core's verdict (:func:`cubeguard.gates.small_cells.passes`).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-import numpy as np
 from great_expectations.compatibility import pydantic
 from great_expectations.core.metric_domain_types import MetricDomainTypes
 from great_expectations.execution_engine import PandasExecutionEngine
@@ -24,17 +22,21 @@ from great_expectations.expectations.metrics.table_metric_provider import TableM
 from great_expectations.render import LegacyDiagnosticRendererType
 from great_expectations.render.renderer.renderer import renderer
 
-from cubeguard.measures.risk import small_cells_unchanged
-from expectations.flatten import ORIGINAL, PUBLISHED
+from cubeguard.gates import small_cells
+from expectations.facts import ORIGINAL, SMALL_CELLS, rows
 
-DEFAULT_SMALL_VALUES = (1, 2)
+DEFAULT_SMALL_VALUES = small_cells.SMALL_VALUES
 
 
 class CubeSmallCellsUnchanged(TableMetricProvider):
-    """Metric ``cube.small_cells_unchanged``: small cells, unchanged ones, and their share (None if none)."""
+    """Metric ``cube.small_cells_unchanged``: small cells, unchanged ones, and their share (None if none).
+
+    Raises ``ValueError`` (the expectation errors) if a small value has no row or more unchanged
+    cells than cells.
+    """
 
     metric_name = "cube.small_cells_unchanged"
-    value_keys = ("original_column", "published_column", "small_values")
+    value_keys = ("small_values",)
 
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(
@@ -46,16 +48,17 @@ class CubeSmallCellsUnchanged(TableMetricProvider):
         runtime_configuration: dict[str, Any],
     ) -> dict[str, Any]:
         frame, _, _ = execution_engine.get_compute_domain(metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE)
-        o = frame[metric_value_kwargs["original_column"]].to_numpy(dtype=np.int64)
-        p = frame[metric_value_kwargs["published_column"]].to_numpy(dtype=np.int64)
         small = [int(v) for v in metric_value_kwargs["small_values"]]
-        share = small_cells_unchanged(o, p, small)
-        n = int(np.isin(o, small).sum())
-        return {
-            "small_cells": n,
-            "unchanged": round(share * n) if n else 0,
-            "share": None if math.isnan(share) else share,
-        }
+        table = rows(frame, SMALL_CELLS)
+        table = table[table[ORIGINAL].isin(small)]
+        missing = sorted(set(small) - {int(v) for v in table[ORIGINAL]})
+        if missing:
+            raise ValueError(f"the batch has no small-cell counts for the value(s) {missing}")
+        if (table["unchanged"] > table["cells"]).any():
+            raise ValueError("a small value has more unchanged cells than cells")
+        n, unchanged = int(table["cells"].sum()), int(table["unchanged"].sum())
+        share = small_cells.unchanged_share(n, unchanged)
+        return {"small_cells": n, "unchanged": unchanged, "share": None if math.isnan(share) else share}
 
 
 class ExpectSmallCellsChangedShare(BatchExpectation):
@@ -67,17 +70,10 @@ class ExpectSmallCellsChangedShare(BatchExpectation):
 
     max_unchanged_share: float = pydantic.Field(ge=0, le=1)
     small_values: list[int] = pydantic.Field(default_factory=lambda: list(DEFAULT_SMALL_VALUES))
-    original_column: str = ORIGINAL
-    published_column: str = PUBLISHED
     description: str | None = None
 
     metric_dependencies: ClassVar[tuple[str, ...]] = ("cube.small_cells_unchanged",)
-    success_keys: ClassVar[tuple[str, ...]] = (
-        "max_unchanged_share",
-        "small_values",
-        "original_column",
-        "published_column",
-    )
+    success_keys: ClassVar[tuple[str, ...]] = ("max_unchanged_share", "small_values")
 
     @pydantic.root_validator(skip_on_failure=True)
     def _describe(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +94,7 @@ class ExpectSmallCellsChangedShare(BatchExpectation):
         found = metrics["cube.small_cells_unchanged"]
         share = found["share"]
         return {
-            "success": share is None or share <= self.max_unchanged_share,
+            "success": small_cells.passes(share, self.max_unchanged_share),
             "result": {"observed_value": share, "details": found},
         }
 

@@ -3,14 +3,15 @@
 Two suites (GX Expectation Suites, never loaded from files: STACK.md's trap is that a saved suite
 loaded without its custom classes silently drops them):
 
-* ``cube_gates``, run on each protected cube flattened with its original
-  (:mod:`expectations.flatten`): forbidden published values (if any are listed), the share of small
+* ``cube_gates``, run on the facts :mod:`cubeguard.gates` found on each cube pair
+  (:mod:`expectations.facts`): forbidden published values (if any are listed), the share of small
   cells left unchanged (if a maximum is set) and additivity, *required* (severity ``critical``)
   when ``require_additivity`` and *reported* (severity ``warning``) otherwise;
 * ``measures_gates``, run on the per-cube measures table: the Hellinger distance and the mean
   absolute deviation per cell within their bounds (each if set).
 
-Each expectation's ``meta`` carries the threshold in words for the gate report. The expected
+Each expectation's ``meta`` carries the threshold in words for the gate report; the words and
+which checks block come from :mod:`cubeguard.gates.evaluate`, as the verdicts do. The expected
 lengths are computed independently of the builders so that :func:`expectations.gates.run_gates`
 can assert them.
 """
@@ -21,6 +22,8 @@ import great_expectations as gx
 from great_expectations.expectations.expectation import Expectation
 
 from cubeguard.config.models import GateSpec
+from cubeguard.gates.distance import HELLINGER, MEAN_ABSOLUTE_DEVIATION, measure_column
+from cubeguard.gates.evaluate import DISTANCES, blocking, threshold
 from expectations.additivity import ExpectTotalsEqualSumOfChildren
 from expectations.distance import ExpectDistanceWithinBound
 from expectations.forbidden import ExpectPublishedCountsOutsideForbiddenSet
@@ -28,36 +31,32 @@ from expectations.small_cells import DEFAULT_SMALL_VALUES, ExpectSmallCellsChang
 
 CUBE_SUITE = "cube_gates"
 MEASURES_SUITE = "measures_gates"
-HELLINGER = "hellinger"
-MEAN_ABSOLUTE_DEVIATION = "average_absolute_distance"
-
-
-def measure_column(measure: str, scope: str) -> str:
-    """The measures-table column of ``measure`` on ``scope`` (see :mod:`cubeguard.measures.table`)."""
-    return f"{measure}@{scope}"
+__all__ = ["CUBE_SUITE", "HELLINGER", "MEAN_ABSOLUTE_DEVIATION", "MEASURES_SUITE", "build_suites", "measure_column"]
 
 
 def cube_expectations(gates: GateSpec, small_values: tuple[int, ...] = DEFAULT_SMALL_VALUES) -> list[Expectation]:
-    """The expectations run on every flattened cube."""
+    """The expectations run on every cube's facts frame."""
     out: list[Expectation] = []
     if gates.forbidden_values:
         values = sorted(set(gates.forbidden_values))
         out.append(
             ExpectPublishedCountsOutsideForbiddenSet(
-                value_set=values, meta={"threshold": f"no cell in {{{', '.join(map(str, values))}}}"}
+                value_set=values, meta={"threshold": threshold("forbidden_values", gates)}
             )
         )
     if gates.max_small_cells_unchanged is not None:
         share = gates.max_small_cells_unchanged
         out.append(
             ExpectSmallCellsChangedShare(
-                max_unchanged_share=share, small_values=list(small_values), meta={"threshold": f"<= {share:.4g}"}
+                max_unchanged_share=share,
+                small_values=list(small_values),
+                meta={"threshold": threshold("max_small_cells_unchanged", gates)},
             )
         )
     out.append(
         ExpectTotalsEqualSumOfChildren(
-            severity="critical" if gates.require_additivity else "warning",
-            meta={"threshold": "0 non-additive cells" + ("" if gates.require_additivity else " (reported only)")},
+            severity="critical" if blocking("require_additivity", gates) else "warning",
+            meta={"threshold": threshold("require_additivity", gates)},
         )
     )
     return out
@@ -66,12 +65,12 @@ def cube_expectations(gates: GateSpec, small_values: tuple[int, ...] = DEFAULT_S
 def measures_expectations(gates: GateSpec, scope: str = "interior") -> list[Expectation]:
     """The expectations run on the per-cube measures table."""
     out: list[Expectation] = []
-    bounds = ((HELLINGER, gates.max_hellinger), (MEAN_ABSOLUTE_DEVIATION, gates.max_mean_absolute_deviation))
-    for measure, bound in bounds:
+    for check, measure in DISTANCES:
+        bound = getattr(gates, check)
         if bound is not None:
             out.append(
                 ExpectDistanceWithinBound(
-                    column=measure_column(measure, scope), max_value=bound, meta={"threshold": f"<= {bound:.4g}"}
+                    column=measure_column(measure, scope), max_value=bound, meta={"threshold": threshold(check, gates)}
                 )
             )
     return out

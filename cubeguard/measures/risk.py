@@ -37,11 +37,25 @@ def small_cells_unchanged(original: Counts, protected: Counts, small: Iterable[i
     Shlomo (2009), section 4.1 (small cells of size 1 and 2 not changed). ``nan`` when no cell has
     an original value in ``small``.
     """
+    n, unchanged = small_cells_tally(original, protected, small)
+    return unchanged / n if n else math.nan
+
+
+def small_cells_tally(original: Counts, protected: Counts, small: Iterable[int] = (1, 2)) -> tuple[int, int]:
+    """The counts behind :func:`small_cells_unchanged`: small cells, and those published unchanged.
+
+    Cells with an original value in ``small``, and how many of them are published unchanged (Shlomo 2009, 4.1).
+
+    Counts add up over parts of a table, so a large cube can be tallied slab by slab.
+
+    Examples:
+        >>> small_cells_tally([1, 2, 2, 5], [1, 0, 3, 5])
+        (3, 1)
+    """
     o, p = pair(original, protected)
     values = np.fromiter(small, dtype=np.int64)
     is_small = np.isin(o, values, kind="table" if o.dtype.kind == "i" and values.size else None)
-    n = int(is_small.sum())
-    return float((p[is_small] == o[is_small]).sum() / n) if n else math.nan
+    return int(is_small.sum()), int((p[is_small] == o[is_small]).sum())
 
 
 def zeros_kept(original: Counts, protected: Counts) -> float:

@@ -3,7 +3,7 @@
 * :mod:`~cubeguard.sweep.grid` reads and validates the grid file (``load_grid``);
 * :mod:`~cubeguard.sweep.run` applies each set to the release's tabulated cubes in parallel with
   Dask and aggregates the measures per set (``run_sweep``, ``sweep_folder``);
-* :mod:`~cubeguard.sweep.gates` applies the release's gate thresholds as ``expectations/`` does;
+* :mod:`~cubeguard.sweep.gates` applies the release's gate thresholds through :mod:`cubeguard.gates`;
 * :mod:`~cubeguard.sweep.output` writes the Parquet tables, the R-U map and ``sweep.html``.
 
 Every output names the secret parameters, so it goes under the release's ``internal/`` folder.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -193,3 +194,34 @@ def test_a_suite_that_lost_an_expectation_stops_the_run(ckm: Pairs, monkeypatch:
     monkeypatch.setattr(gates_module, "build_suites", lossy)
     with pytest.raises(InternalError, match=r"suite 'cube_gates' holds 1 expectations, expected 2"):
         run_gates(ckm, measure_cubes(ckm, SPEC), PROMISES, None)
+
+
+def test_gx_disagreeing_with_the_core_is_a_bug(ckm: Pairs, monkeypatch: pytest.MonkeyPatch) -> None:
+    evaluate = gates_module.evaluate_cube
+
+    def flipped(*args, **kwargs):
+        result = evaluate(*args, **kwargs)
+        checks = tuple(
+            dataclasses.replace(c, passed=not c.passed) if c.check == "require_additivity" else c for c in result.checks
+        )
+        return dataclasses.replace(result, checks=checks)
+
+    monkeypatch.setattr(gates_module, "evaluate_cube", flipped)
+    with pytest.raises(InternalError, match=r"ExpectTotalsEqualSumOfChildren says success=False, blocking=False, but"):
+        run_gates(ckm, measure_cubes(ckm, SPEC), PROMISES, None)
+
+
+def test_facts_that_contradict_themselves_error_the_gate(ckm: Pairs, monkeypatch: pytest.MonkeyPatch) -> None:
+    frame_of = gates_module.cube_frame
+
+    def tampered(result):
+        frame = frame_of(result)
+        groups = frame["table"] == "additivity"
+        frame.loc[groups, ["non_additive", "new_non_additive"]] = 0  # hide the violations, keep the sums
+        return frame
+
+    monkeypatch.setattr(gates_module, "cube_frame", tampered)
+    report = run_gates(ckm, measure_cubes(ckm, SPEC), PROMISES, None)
+    assert not report.passed and report.errored
+    error = report.for_cube("c1")["ExpectTotalsEqualSumOfChildren"].error or ""
+    assert "reported additive have unequal sums" in error

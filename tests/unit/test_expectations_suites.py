@@ -6,8 +6,10 @@ import doctest
 
 import pytest
 
-import expectations.additivity
-import expectations.flatten
+import cubeguard.gates.additivity
+import cubeguard.gates.distance
+import cubeguard.gates.forbidden
+import expectations.facts
 from cubeguard.config.models import GateSpec
 from expectations.suites import CUBE_SUITE, MEASURES_SUITE, build_suites, expected_lengths
 
@@ -66,7 +68,9 @@ def test_a_distance_bound_is_required() -> None:
         ExpectDistanceWithinBound(column="hellinger@interior", min_value=0)
 
 
-@pytest.mark.parametrize("module", [expectations.flatten, expectations.additivity])
+@pytest.mark.parametrize(
+    "module", [expectations.facts, cubeguard.gates.additivity, cubeguard.gates.forbidden, cubeguard.gates.distance]
+)
 def test_docstring_examples(module) -> None:
     outcome = doctest.testmod(module)
     assert outcome.attempted > 0 and outcome.failed == 0
