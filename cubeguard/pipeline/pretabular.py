@@ -1,6 +1,6 @@
 """Pre-tabular protection: swap the microdata once, then tabulate every cube from the result.
 
-Each ``pre_tabular`` step (:mod:`cubeguard.pipeline.pretabular_steps` runs its method) reads only
+Each ``pre_tabular`` step (its method's package under :mod:`cubeguard.methods`) reads only
 the columns it needs, sees the earlier steps' swaps, and writes ``internal/<name>_report.json``:
 units and persons swapped per level and per area, cases without a partner, and the effect on the
 step's ``report_cubes`` (:mod:`cubeguard.pipeline.swap_effect`). The full microdata are then

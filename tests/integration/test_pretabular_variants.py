@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from cubeguard.config import load_release
-from cubeguard.config.load import Release
+from cubeguard.config.load import ConfigError, Release
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.inputs import ensure_microdata
 from cubeguard.pipeline.pretabular import apply_pre_tabular
@@ -277,13 +277,18 @@ def test_secrets_given_by_env_reference_stay_out_of_the_summary(method: str, env
 def test_secret_out_of_range_names_the_key_not_the_value(
     census: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    release = _release(tmp_path, census, "random_swap", swap_rate={"env": "CG_RATE"})  # unset: checked at run
     monkeypatch.setenv("CG_RATE", "0.8765")
-    release = _release(tmp_path, census, "random_swap", swap_rate={"env": "CG_RATE"})
     with pytest.raises(
-        CubeguardError, match=r"pre_tabular\[0\]\.swap_rate: Input should be less than or equal to 0\.5"
+        CubeguardError, match=r"pre_tabular\[0\]\.swap_rate: input should be less than or equal to 0\.5"
     ) as info:
         apply_pre_tabular(release)
     assert "0.8765" not in str(info.value)
+    with pytest.raises(  # set when the config loads: refused then, before any data is read
+        ConfigError, match=r"pre_tabular\[0\]\.swap_rate \(\S+ line \d+\): input should be less than or equal to 0\.5"
+    ) as loaded:
+        _release(tmp_path, census, "random_swap", swap_rate={"env": "CG_RATE"})
+    assert "0.8765" not in str(loaded.value)
     release = _release(tmp_path, census, "random_swap", seed={"env": "CG_ABSENT_SEED"})
     with pytest.raises(CubeguardError, match=r"pre_tabular\[0\]\.seed: environment variable CG_ABSENT_SEED is not set"):
         apply_pre_tabular(release)
