@@ -12,7 +12,7 @@ the cube-only keys).
 Every set is validated up front by building the real step model (e.g.
 :class:`~cubeguard.config.models.CellKeyStep`); every problem of the file is reported at once as
 ``<key path> (<file> line N): <what to change>``, as for release configs. Messages name sets by
-their place in the file (``vary.D[1]``), never by their values: D and V are secret (seed 001).
+their place in the file (``vary.D[1]``), never by their values: D and V are secret ("generally not published", Wilak et al. 2024).
 
 Example::
 

@@ -193,7 +193,7 @@ class _Residents:
 
 
 def ons_communal_swap(data: pd.DataFrame, params: OnsCommunalSwapStep, seed: int) -> CommunalSwapResult:
-    """Swap communal-establishment residents as the ONS did for the 2011 UK Census (seed 003, sec. 3).
+    """Swap communal-establishment residents as the ONS did for the 2011 UK Census (Frend et al. 2011, section 3).
 
     See the module docstring for the steps, the paper's tables and the choices made where the
     paper is silent.

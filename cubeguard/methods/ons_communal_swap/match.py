@@ -1,4 +1,4 @@
-"""Matching passes of communal-establishment swapping (Frend et al. 2011, seed 003, section 3.5).
+"""Matching passes of communal-establishment swapping (Frend et al. 2011, section 3.5).
 
 A *pass* fixes how strict the match is: same resident group or only same matching group, same CE
 type or any, the matching profile, and the geography level ``l`` at which partners differ (they

@@ -1,4 +1,4 @@
-"""ONS targeted record swapping of households, UK 2011 Census (Frend et al. 2011, seed 003, sec. 2).
+"""ONS targeted record swapping of households, UK 2011 Census (Frend et al. 2011, section 2).
 
 1. Risk score of a person at geography level ``g`` (Shlomo, Tudor and Groom 2010): the mean over
    the ``M`` risk variables of ``1 / N``, ``N`` = persons of the area at level ``g`` in the person's
