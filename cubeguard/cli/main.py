@@ -75,9 +75,15 @@ def release(
     sets: list[str] = typer.Option([], "--set", help="Change a config key for this run: KEY=VALUE (repeatable)."),
     release_id: str = typer.Option(None, "--release-id", help="Published folder name (default <name>-<UTC time>)."),
     fresh: bool = typer.Option(False, "--fresh", help="Recompute every step, even those an earlier attempt finished."),
-    dask_address: str = typer.Option(None, "--dask-address", help="Run tabulation and per-cube tasks on this Dask scheduler."),
-    workers: int = typer.Option(0, "--workers", help="Run tabulation and per-cube tasks on a local Dask cluster of N workers."),
-    parts: int = typer.Option(0, "--parts", help="Row-group partitions tabulated at once (default: --workers, or 4 with --dask-address)."),
+    dask_address: str = typer.Option(
+        None, "--dask-address", help="Run tabulation and per-cube tasks on this Dask scheduler."
+    ),
+    workers: int = typer.Option(
+        0, "--workers", help="Run tabulation and per-cube tasks on a local Dask cluster of N workers."
+    ),
+    parts: int = typer.Option(
+        0, "--parts", help="Row-group partitions tabulated at once (default: --workers, or 4 with --dask-address)."
+    ),
 ) -> None:
     """Run a release as a Prefect flow: validate, protect, measure, gate, publish, audit."""
     from cubeguard.config import load_release
@@ -131,8 +137,10 @@ def _print_summary(result: dict, seconds: float) -> None:  # type: ignore[type-a
     out.print(f"{len(result['cubes'])} cubes, {cells:,} cells from {records:,} records in {seconds:.1f} s.")
     gates = result.get("gates", {})
     if gates:
-        out.print(f"[green]Gates passed[/] ({len(result['gates'].get('failures', []))} warning(s)); "
-                  f"Data Docs: {gates.get('docs')}")
+        out.print(
+            f"[green]Gates passed[/] ({len(result['gates'].get('failures', []))} warning(s)); "
+            f"Data Docs: {gates.get('docs')}"
+        )
     if result.get("report"):
         out.print(f"Report (internal): {result['report']}")
     out.print(f"[green]Published[/] {result['published']} (audit record {result['audit']['seq']})")
