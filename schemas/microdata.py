@@ -27,7 +27,9 @@ def microdata_schema(release: Release) -> pa.DataFrameSchema:
         allowed = leaf_values(release, name)
         check = pa.Check.isin(allowed, name=f"in classification {name}", error=f"value not a leaf code of {name}")
         checks.setdefault(var.column, []).append(check)
-    columns = {col: pa.Column(None, checks=cs, nullable=False, required=True, coerce=False) for col, cs in checks.items()}
+    columns = {
+        col: pa.Column(None, checks=cs, nullable=False, required=True, coerce=False) for col, cs in checks.items()
+    }
     key = cfg.input.record_key
     if key.generate_seed is None:
         columns[key.column] = pa.Column(

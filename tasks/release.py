@@ -49,8 +49,10 @@ def prepare_input(config_path: str, overrides: dict[str, Any], fresh: bool) -> d
     spec = RunSpec(config_path, overrides, fresh=fresh)
     release = spec.release()
     source = ensure_microdata(release, progress=report)
-    return {"spec": asdict(RunSpec(config_path, overrides, release_key(release, read_prefect_secret), fresh)),
-            "input": source}
+    return {
+        "spec": asdict(RunSpec(config_path, overrides, release_key(release, read_prefect_secret), fresh)),
+        "input": source,
+    }
 
 
 @task(name="validate")
@@ -58,7 +60,9 @@ def validate(spec: RunSpec) -> dict[str, Any]:
     """Validate the microdata; raises MicrodataInvalid (nothing written) on bad input."""
 
     def run(release: Release) -> dict[str, Any]:
-        rep = validate_microdata(release, release.config.output.validation_report, progress=lambda n: report("validate", n))
+        rep = validate_microdata(
+            release, release.config.output.validation_report, progress=lambda n: report("validate", n)
+        )
         return {"records": rep.records}
 
     return _resumable(spec, "validate", run)  # type: ignore[no-any-return]

@@ -25,36 +25,101 @@ CLASSIFICATIONS = ROOT / "configs" / "classifications"
 MAX_BOTTOM = 1_500_000
 
 VARIABLES = {
-    "GEO": "geo_national", "SEX": "sex", "AGE": "age", "LMS": "lms", "HST": "hst", "FST": "fst", "HAR": "har",
-    "LOC": "loc", "CAS": "cas", "OCC": "occ", "IND": "ind", "SIE": "sie", "EDU": "edu", "COC": "coc", "POB": "pob",
-    "YAE": "yae", "ROY": "roy", "TSH": "tsh", "TPH": "tph", "SPH": "sph", "HHK": "hh_kind", "CET": "ce_type",
+    "GEO": "geo_national",
+    "SEX": "sex",
+    "AGE": "age",
+    "LMS": "lms",
+    "HST": "hst",
+    "FST": "fst",
+    "HAR": "har",
+    "LOC": "loc",
+    "CAS": "cas",
+    "OCC": "occ",
+    "IND": "ind",
+    "SIE": "sie",
+    "EDU": "edu",
+    "COC": "coc",
+    "POB": "pob",
+    "YAE": "yae",
+    "ROY": "roy",
+    "TSH": "tsh",
+    "TPH": "tph",
+    "SPH": "sph",
+    "HHK": "hh_kind",
+    "CET": "ce_type",
 }
 # Stand-in groups 6-41: (unit, topics). Each persons group gives three cubes (see _person_cubes).
 PERSON_GROUPS = [
-    ["CAS.H", "EDU"], ["CAS.H", "LMS.L"], ["OCC", "SIE"], ["OCC", "EDU", "CAS.L"], ["IND.L", "SIE"],
-    ["IND.L", "OCC"], ["SIE", "EDU", "LOC"], ["EDU", "COC.L"], ["EDU", "POB.L", "YAE.L"], ["COC.M", "POB.M"],
-    ["COC.H", "ROY"], ["POB.H", "YAE.L"], ["YAE.H", "COC.L", "CAS.L"], ["ROY", "LOC"], ["ROY", "CAS.H", "EDU"],
-    ["HST.H", "CAS.L"], ["HST.M", "FST.H", "LMS.L"], ["FST.H", "EDU"], ["LMS.H", "HST.M", "COC.L"], ["HAR", "LOC"],
-    ["HAR", "CAS.L", "POB.L"], ["LOC", "CAS.H", "EDU"], ["LOC", "COC.L", "POB.L"], ["OCC", "IND.L", "EDU", "SIE"],
-    ["CAS.H", "COC.L", "POB.L", "YAE.L"], ["HST.H", "FST.H", "LMS.L", "CAS.L"], ["EDU", "OCC", "COC.M"],
+    ["CAS.H", "EDU"],
+    ["CAS.H", "LMS.L"],
+    ["OCC", "SIE"],
+    ["OCC", "EDU", "CAS.L"],
+    ["IND.L", "SIE"],
+    ["IND.L", "OCC"],
+    ["SIE", "EDU", "LOC"],
+    ["EDU", "COC.L"],
+    ["EDU", "POB.L", "YAE.L"],
+    ["COC.M", "POB.M"],
+    ["COC.H", "ROY"],
+    ["POB.H", "YAE.L"],
+    ["YAE.H", "COC.L", "CAS.L"],
+    ["ROY", "LOC"],
+    ["ROY", "CAS.H", "EDU"],
+    ["HST.H", "CAS.L"],
+    ["HST.M", "FST.H", "LMS.L"],
+    ["FST.H", "EDU"],
+    ["LMS.H", "HST.M", "COC.L"],
+    ["HAR", "LOC"],
+    ["HAR", "CAS.L", "POB.L"],
+    ["LOC", "CAS.H", "EDU"],
+    ["LOC", "COC.L", "POB.L"],
+    ["OCC", "IND.L", "EDU", "SIE"],
+    ["CAS.H", "COC.L", "POB.L", "YAE.L"],
+    ["HST.H", "FST.H", "LMS.L", "CAS.L"],
+    ["EDU", "OCC", "COC.M"],
 ]
 EIGHT_WAY_GROUPS = [  # two persons groups of explicit 8-way crossings (27 x 3 + 2 x 2 = 85 stand-ins)
-    [["GEO.L", "SEX", "AGE.L", "CAS.L", "COC.L", "POB.L", "HAR", "LMS.L"],
-     ["GEO.L", "SEX", "AGE.L", "CAS.L", "EDU", "POB.L", "YAE.L", "ROY"]],
-    [["GEO.L", "SEX", "AGE.L", "SIE", "EDU", "COC.L", "HST.M", "LMS.L"],
-     ["GEO.N", "SEX", "AGE.L", "OCC", "IND.L", "EDU", "SIE", "COC.L"]],
+    [
+        ["GEO.L", "SEX", "AGE.L", "CAS.L", "COC.L", "POB.L", "HAR", "LMS.L"],
+        ["GEO.L", "SEX", "AGE.L", "CAS.L", "EDU", "POB.L", "YAE.L", "ROY"],
+    ],
+    [
+        ["GEO.L", "SEX", "AGE.L", "SIE", "EDU", "COC.L", "HST.M", "LMS.L"],
+        ["GEO.N", "SEX", "AGE.L", "OCC", "IND.L", "EDU", "SIE", "COC.L"],
+    ],
 ]
 OTHER_GROUPS = [  # (group unit label, population, cubes)
-    ("Private households", "households", [["GEO.M", "TSH", "SPH.H", "TPH.H"], ["GEO.L", "TPH.H", "SPH.H", "LOC", "TSH"]]),
+    (
+        "Private households",
+        "households",
+        [["GEO.M", "TSH", "SPH.H", "TPH.H"], ["GEO.L", "TPH.H", "SPH.H", "LOC", "TSH"]],
+    ),
     ("Private households", "households", [["GEO.H", "SPH.L", "TSH", "AGE.L"]]),
-    ("Families", "families", [["GEO.M", "TPH.H", "SPH.L", "SEX"], ["GEO.L", "TPH.H", "SPH.H", "LOC"],
-                              ["GEO.H", "TPH.L", "SEX", "AGE.L"]]),
+    (
+        "Families",
+        "families",
+        [["GEO.M", "TPH.H", "SPH.L", "SEX"], ["GEO.L", "TPH.H", "SPH.H", "LOC"], ["GEO.H", "TPH.L", "SEX", "AGE.L"]],
+    ),
     ("Conventional dwellings", "dwellings", [["GEO.M", "TSH", "SPH.H", "LOC"], ["GEO.H", "TSH", "SPH.L", "LOC"]]),
-    ("Occupied conventional dwellings", "dwellings", [
-        ["GEO.M", "TSH", "SPH.H", "AGE.L"], ["GEO.L", "TSH", "TPH.H", "SPH.H"], ["GEO.L", "TSH", "LOC", "SPH.H", "TPH.L"],
-        ["GEO.H", "TSH", "SPH.L", "TPH.L"]]),
-    ("Occupied conventional dwellings", "dwellings", [
-        ["GEO.M", "TPH.H", "LOC", "TSH"], ["GEO.L", "TSH", "TPH.H", "LOC", "SPH.L"], ["GEO.N", "TSH", "TPH.H", "SPH.H", "LOC"]]),
+    (
+        "Occupied conventional dwellings",
+        "dwellings",
+        [
+            ["GEO.M", "TSH", "SPH.H", "AGE.L"],
+            ["GEO.L", "TSH", "TPH.H", "SPH.H"],
+            ["GEO.L", "TSH", "LOC", "SPH.H", "TPH.L"],
+            ["GEO.H", "TSH", "SPH.L", "TPH.L"],
+        ],
+    ),
+    (
+        "Occupied conventional dwellings",
+        "dwellings",
+        [
+            ["GEO.M", "TPH.H", "LOC", "TSH"],
+            ["GEO.L", "TSH", "TPH.H", "LOC", "SPH.L"],
+            ["GEO.N", "TSH", "TPH.H", "SPH.H", "LOC"],
+        ],
+    ),
     ("Living quarters", "living_quarters", [["GEO.M", "HHK", "CET", "LOC"]]),
 ]
 
@@ -92,24 +157,53 @@ def build() -> dict:
     """The whole config as plain data."""
     sizes = _bottom_sizes()
     transcribed = yaml.safe_load(TRANSCRIBED.read_text())["hypercubes"]
-    cubes = [{"id": h["id"], "group": h["group"], "label": f"EU 2021 hypercube {h['id']} (Regulation 2017/712 Annex I)",
-              "breakdowns": h["breakdowns"]} for h in transcribed]
+    cubes = [
+        {
+            "id": h["id"],
+            "group": h["group"],
+            "label": f"EU 2021 hypercube {h['id']} (Regulation 2017/712 Annex I)",
+            "breakdowns": h["breakdowns"],
+        }
+        for h in transcribed
+    ]
     group = 6
     for topics in PERSON_GROUPS:
         for k, dims in enumerate(_person_cubes(topics, sizes), start=1):
-            cubes.append({"id": f"{group}.{k}", "group": group, "stand_in": True, "breakdowns": dims,
-                          "label": f"Stand-in: {' x '.join(dims)} (total population)"})
+            cubes.append(
+                {
+                    "id": f"{group}.{k}",
+                    "group": group,
+                    "stand_in": True,
+                    "breakdowns": dims,
+                    "label": f"Stand-in: {' x '.join(dims)} (total population)",
+                }
+            )
         group += 1
     for crossings in EIGHT_WAY_GROUPS:
         for k, dims in enumerate(crossings, start=1):
             assert np.prod([sizes[d] for d in dims]) <= MAX_BOTTOM, dims
-            cubes.append({"id": f"{group}.{k}", "group": group, "stand_in": True, "breakdowns": dims,
-                          "label": f"Stand-in: {' x '.join(dims)} (total population)"})
+            cubes.append(
+                {
+                    "id": f"{group}.{k}",
+                    "group": group,
+                    "stand_in": True,
+                    "breakdowns": dims,
+                    "label": f"Stand-in: {' x '.join(dims)} (total population)",
+                }
+            )
         group += 1
     for unit, population, crossings in OTHER_GROUPS:
         for k, dims in enumerate(crossings, start=1):
-            cubes.append({"id": f"{group}.{k}", "group": group, "stand_in": True, "population": population,
-                          "breakdowns": dims, "label": f"Stand-in: {' x '.join(dims)} ({unit.lower()})"})
+            cubes.append(
+                {
+                    "id": f"{group}.{k}",
+                    "group": group,
+                    "stand_in": True,
+                    "population": population,
+                    "breakdowns": dims,
+                    "label": f"Stand-in: {' x '.join(dims)} ({unit.lower()})",
+                }
+            )
         group += 1
     return {"cubes": cubes, "sizes": sizes}
 
@@ -147,12 +241,20 @@ def main() -> None:
         "populations": {
             "total": {"label": "Total population (persons)"},
             "households": {"label": "Private households", "unit": "households", "where": {"hh_kind": ["P"]}},
-            "families": {"label": "Families (stand-in: private households whose type has a family nucleus)",
-                         "unit": "households", "where": {"hh_kind": ["P"]}},
-            "dwellings": {"label": "Occupied conventional dwellings (stand-in: one per private household)",
-                          "unit": "households", "where": {"hh_kind": ["P"]}},
-            "living_quarters": {"label": "Living quarters (stand-in: private households and establishments)",
-                                "unit": "households"},
+            "families": {
+                "label": "Families (stand-in: private households whose type has a family nucleus)",
+                "unit": "households",
+                "where": {"hh_kind": ["P"]},
+            },
+            "dwellings": {
+                "label": "Occupied conventional dwellings (stand-in: one per private household)",
+                "unit": "households",
+                "where": {"hh_kind": ["P"]},
+            },
+            "living_quarters": {
+                "label": "Living quarters (stand-in: private households and establishments)",
+                "unit": "households",
+            },
         },
         "hypercubes": cubes,
         "steps": [{"method": "cell_key", "D": {"env": "CUBEGUARD_CKM_D"}, "V": {"env": "CUBEGUARD_CKM_V"}, "js": 2}],
@@ -166,8 +268,10 @@ def main() -> None:
     for c in cubes:
         units[c.get("population", "total")] = units.get(c.get("population", "total"), 0) + 1
     dims = [len(c["breakdowns"]) for c in cubes]
-    print(f"{len(cubes)} hypercubes, units {units}, dims {min(dims)}-{max(dims)}, "
-          f"bottom cells {sum(bottom):,} (max {max(bottom):,})")
+    print(
+        f"{len(cubes)} hypercubes, units {units}, dims {min(dims)}-{max(dims)}, "
+        f"bottom cells {sum(bottom):,} (max {max(bottom):,})"
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,10 @@ from cubeguard.ckm.ptable import PTable
 def cell_keys(cube: xr.Dataset) -> xr.DataArray:
     """Cell keys in [0, 1) of every cell (lazy if the cube is)."""
     scale = KeyScale.from_label(str(cube.attrs["key_scale"]))
-    return xr.apply_ufunc(scale.cell_keys, cube["key_sum"], dask="parallelized", output_dtypes=[np.float64])
+    keys: xr.DataArray = xr.apply_ufunc(
+        scale.cell_keys, cube["key_sum"], dask="parallelized", output_dtypes=[np.float64]
+    )
+    return keys
 
 
 def _noise_block(

@@ -60,7 +60,9 @@ def show(ref: str, config: Path = CONFIG, url: str = URL) -> None:
 
 @app.command()
 @user_errors
-def verify(config: Path = CONFIG, url: str = URL, files: bool = typer.Option(True, help="Check published files.")) -> None:
+def verify(
+    config: Path = CONFIG, url: str = URL, files: bool = typer.Option(True, help="Check published files.")
+) -> None:
     """Check the hash chain and that published files still match their checksums (exit 1 if not)."""
     from cubeguard.audit.verify import verify as verify_store
 
@@ -91,8 +93,10 @@ def reproduce(
     from flows.reproduce import reproduce_release
 
     comparison, published = reproduce_release(record, scratch.resolve())
-    out.print(f"Reran into {published}: {len(comparison.same)} file(s) identical, "
-              f"{len(comparison.different)} different, {len(comparison.missing)} missing, {len(comparison.extra)} extra.")
+    out.print(
+        f"Reran into {published}: {len(comparison.same)} file(s) identical, "
+        f"{len(comparison.different)} different, {len(comparison.missing)} missing, {len(comparison.extra)} extra."
+    )
     for name in (comparison.different + comparison.missing + comparison.extra)[:20]:
         out.print(f"  - {name}", markup=False, highlight=False)
     if not comparison.identical:

@@ -277,7 +277,7 @@ def inspect(store: Path) -> None:
     for cid in list_cubes(store):
         ds = open_cube(store, cid)
         total = int(ds["count"].isel({d: 0 for d in ds["count"].dims}).values)
-        table.add_row(cid, " x ".join(ds["count"].dims), f"{ds['count'].size:,}", f"{total:,}")
+        table.add_row(cid, " x ".join(map(str, ds["count"].dims)), f"{ds['count'].size:,}", f"{total:,}")
     out.print(table)
 
 

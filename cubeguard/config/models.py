@@ -95,7 +95,8 @@ class OutputSpec(Frozen):
     folder: Path
     chunk_cells: int = Field(default=1_000_000, gt=0)
     exports: list[Literal["csv", "parquet", "sdmx-csv"]] = Field(
-        default_factory=lambda: ["csv"], description="Flat files published beside the Zarr store, one per cube."
+        default_factory=lambda: ["csv"],  # type: ignore[arg-type]  # a list of the literal
+        description="Flat files published beside the Zarr store, one per cube.",
     )
     audit_url: str | None = Field(
         default=None,
@@ -149,7 +150,7 @@ class ReleaseConfig(Frozen):
     variables: dict[str, VariableSpec] = Field(min_length=1)
     populations: dict[str, PopulationSpec] = Field(default_factory=lambda: {"total": PopulationSpec()})
     hypercubes: list[HypercubeSpec] = Field(min_length=1)
-    pre_tabular: list[MicrodataStepSpec] = Field(default_factory=list)  # type: ignore[valid-type]
-    steps: list[CubeStepSpec] = Field(default_factory=list)  # type: ignore[valid-type]
+    pre_tabular: list[MicrodataStepSpec] = Field(default_factory=list)
+    steps: list[CubeStepSpec] = Field(default_factory=list)
     gates: GateSpec = GateSpec()
     output: OutputSpec

@@ -64,7 +64,7 @@ def markdown() -> str:
 
 def _type(prop: dict[str, Any]) -> str:
     if "$ref" in prop:
-        return prop["$ref"].split("/")[-1]
+        return str(prop["$ref"]).split("/")[-1]
     if "anyOf" in prop:
         return " or ".join(_type(p) for p in prop["anyOf"])
     if "oneOf" in prop:

@@ -24,7 +24,8 @@ def column_positions(column: pa.Array | pa.ChunkedArray, breakdown: Breakdown) -
     raw, dictionary = _raw_column(column, integer=breakdown.classification.dtype == "integer")
     if dictionary is None:
         return breakdown.lookup_ints(raw)
-    return _dictionary_lut(breakdown, dictionary)[raw]
+    positions: npt.NDArray[np.int32] = _dictionary_lut(breakdown, dictionary)[raw]
+    return positions
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
 
 def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str) -> pa.Table:
     """One row per cell of ``block`` in C order: a code column per dimension, then the count."""
-    dims = list(block.dims)
+    dims = [str(d) for d in block.dims]
     cols: dict[str, pa.Array] = {}
     if fmt == "sdmx-csv":
         cols["DATAFLOW"] = _repeated(f"CUBEGUARD:CENSUS_{attrs.get('cube_id')}(1.0)", block.size)

@@ -9,10 +9,30 @@ threads, threads own record ranges and add into private accumulators summed at t
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange
 
 TWO64 = 18446744073709551616.0
+
+# The kernels' three argument tuples (types for mypy only; numba types the call's values itself).
+Encoded: TypeAlias = tuple[
+    npt.NDArray[np.integer],  # raw (columns, records)
+    npt.NDArray[np.int64],  # column_of
+    npt.NDArray[np.int64],  # first
+    npt.NDArray[np.int32],  # luts
+    npt.NDArray[np.int64],  # lens
+]
+Layout: TypeAlias = tuple[
+    npt.NDArray[np.int32],  # cube_dims
+    npt.NDArray[np.int64],  # strides
+    npt.NDArray[np.int64],  # offsets
+    npt.NDArray[np.int32],  # cube_pop
+]
+Records: TypeAlias = tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64], float, bool]  # masks, keys, scale, decimal
+_Ints: TypeAlias = npt.NDArray[np.int64]
 
 
 @njit(inline="always")
@@ -27,7 +47,7 @@ _OUTSIDE = -(2**40)  # weight of a value outside the classification: any sum wit
 
 
 @njit(nogil=True)
-def _cube_tables(encoded, layout, c: int):  # pragma: no cover - compiled
+def _cube_tables(encoded: Encoded, layout: Layout, c: int) -> tuple[_Ints, _Ints, _Ints, _Ints]:  # pragma: no cover
     """Cube ``c``'s dimensions as (raw row, first value, table length, weighted table) per dimension.
 
     ``encoded`` is (raw, column_of, first, luts, lens) of ``cubeguard.cubes.encode.EncodedBatch``,
@@ -58,7 +78,16 @@ def _cube_tables(encoded, layout, c: int):  # pragma: no cover - compiled
 
 
 @njit(inline="always")
-def _block_cells(raw, rows, firsts, sizes, weighted, start: int, m: int, idx) -> None:  # pragma: no cover
+def _block_cells(
+    raw: npt.NDArray[np.integer],
+    rows: _Ints,
+    firsts: _Ints,
+    sizes: _Ints,
+    weighted: _Ints,
+    start: int,
+    m: int,
+    idx: _Ints,
+) -> None:  # pragma: no cover
     """Flat bottom-cell index of records ``start .. start + m - 1`` into ``idx[:m]`` (< 0: unknown code).
 
     One dimension at a time over the block, without branches, so the loop pipelines well.
@@ -74,7 +103,16 @@ def _block_cells(raw, rows, firsts, sizes, weighted, start: int, m: int, idx) ->
 
 
 @njit(nogil=True)
-def _add_range(encoded, layout, records, c, lo, hi, counts, key_sums) -> int:  # pragma: no cover - compiled
+def _add_range(
+    encoded: Encoded,
+    layout: Layout,
+    records: Records,
+    c: int,
+    lo: int,
+    hi: int,
+    counts: _Ints,
+    key_sums: npt.NDArray[np.uint64],
+) -> int:  # pragma: no cover - compiled
     """Add records ``lo .. hi - 1`` of cube ``c``'s population to its cells; count unknown codes.
 
     ``counts`` and ``key_sums`` start at the cube's first cell. Returns the number of records with a
@@ -100,7 +138,9 @@ def _add_range(encoded, layout, records, c, lo, hi, counts, key_sums) -> int:  #
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def scatter_by_cube(encoded, layout, records, counts, key_sums, bad) -> None:  # pragma: no cover - compiled
+def scatter_by_cube(
+    encoded: Encoded, layout: Layout, records: Records, counts: _Ints, key_sums: npt.NDArray[np.uint64], bad: _Ints
+) -> None:  # pragma: no cover - compiled
     """Add every record to each cube whose population holds it; threads own whole cubes.
 
     ``encoded`` = (raw, column_of, first, luts, lens) (``cubeguard.cubes.encode.EncodedBatch``),
@@ -113,7 +153,15 @@ def scatter_by_cube(encoded, layout, records, counts, key_sums, bad) -> None:  #
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def scatter_by_records(encoded, layout, records, counts, key_sums, bad, parts) -> None:  # pragma: no cover - compiled
+def scatter_by_records(
+    encoded: Encoded,
+    layout: Layout,
+    records: Records,
+    counts: _Ints,
+    key_sums: npt.NDArray[np.uint64],
+    bad: _Ints,
+    parts: int,
+) -> None:  # pragma: no cover - compiled
     """As :func:`scatter_by_cube` for few cubes: ``parts`` threads own record ranges.
 
     Each part adds into private accumulators that are summed at the end. Counts add as integers

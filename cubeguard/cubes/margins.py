@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
@@ -10,8 +12,10 @@ from cubeguard.cubes.hierarchy import Breakdown
 
 _BLOCK = 2048  # trailing cells per task: the prefix buffer of a task stays in cache
 
+_Cell = TypeVar("_Cell", bound=np.integer)  # counts (int64) or key sums (uint64): the result keeps it
 
-def expand_axis(bottom: npt.NDArray[np.generic], axis: int, breakdown: Breakdown) -> npt.NDArray[np.generic]:
+
+def expand_axis(bottom: npt.NDArray[_Cell], axis: int, breakdown: Breakdown) -> npt.NDArray[_Cell]:
     """Replace ``axis`` (bottom codes) by every code of ``breakdown`` (totals, subtotals, bottom).
 
     Each code covers a contiguous bottom range [lo, hi), so its value is a difference of prefix sums.
@@ -28,7 +32,7 @@ def expand_axis(bottom: npt.NDArray[np.generic], axis: int, breakdown: Breakdown
     return out
 
 
-def expand_all(bottom: npt.NDArray[np.generic], breakdowns: list[Breakdown]) -> npt.NDArray[np.generic]:
+def expand_all(bottom: npt.NDArray[_Cell], breakdowns: list[Breakdown]) -> npt.NDArray[_Cell]:
     """All margins of a bottom-cell array, one axis after the other."""
     out = bottom
     for axis, bd in enumerate(breakdowns):
@@ -37,7 +41,9 @@ def expand_all(bottom: npt.NDArray[np.generic], breakdowns: list[Breakdown]) -> 
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _expand(src, lo, hi, out) -> None:  # pragma: no cover - compiled
+def _expand(
+    src: npt.NDArray[np.integer], lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], out: npt.NDArray[np.integer]
+) -> None:  # pragma: no cover - compiled
     """``out[p, k, q] = sum(src[p, lo[k]:hi[k], q])`` as differences of prefix sums over the middle axis.
 
     Tasks are (p, block of q): each keeps a prefix buffer of (n + 1) x block values.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import xarray as xr
@@ -14,7 +15,7 @@ from cubeguard.errors import CubeguardError
 
 def chunks_for(cube: xr.Dataset, target_cells: int) -> dict[str, int]:
     """Chunk sizes that keep about ``target_cells`` cells per chunk, splitting the leading dims first."""
-    sizes = dict(cube.sizes)
+    sizes = {str(d): n for d, n in cube.sizes.items()}
     out = {d: n for d, n in sizes.items()}
     total = int(np.prod(list(sizes.values()), dtype=np.int64))
     for d in sizes:
@@ -70,13 +71,14 @@ def open_cube(store: Path, cube_id: str) -> xr.Dataset:
     if not Path(store).exists():
         raise CubeguardError(f"store {store} does not exist; check the path")
     try:
-        ds = xr.open_zarr(store, group=cube_id, zarr_format=3, consolidated=False)
+        ds: xr.Dataset = xr.open_zarr(store, group=cube_id, zarr_format=3, consolidated=False)
     except (FileNotFoundError, KeyError, zarr.errors.GroupNotFoundError):
         raise CubeguardError(
             f"store {store} has no cube {cube_id!r}; run 'cubeguard inspect {store}' to list its cubes"
         ) from None
     attrs = {k: _maybe_json(v) for k, v in ds.attrs.items()}
-    aux = attrs.pop("dim_coords", {})
+    # written by write_cube: {dim: {"parent" | "depth" | "label": values}}
+    aux = cast("dict[str, dict[str, object]]", attrs.pop("dim_coords", {}))
     ds.attrs = attrs
     coords = {
         f"{d}.{k}": (d, np.asarray(v, dtype=np.int16 if k == "depth" else object))

@@ -85,7 +85,8 @@ def compare_outputs(expected: dict[str, str], published: Path) -> Comparison:
     skip = {MANIFEST_NAME}
     found = {p.relative_to(published).as_posix() for p in published.rglob("*") if p.is_file()} - skip
     wanted = set(expected) - skip
-    same, different = [], []
+    same: list[str] = []
+    different: list[str] = []
     for name in sorted(found & wanted):
         (same if sha256_file(published / name) == expected[name] else different).append(name)
     return Comparison(same, different, sorted(wanted - found), sorted(found - wanted))

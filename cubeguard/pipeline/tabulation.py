@@ -42,7 +42,6 @@ class CubeSummary:
         return asdict(self)
 
 
-
 def plans_for(release: Release, cube_ids: Iterable[str] | None = None) -> list[CubePlan]:
     """Cube plans for the release's hypercubes (all, or the listed ones)."""
     wanted = set(cube_ids) if cube_ids is not None else None
@@ -51,6 +50,7 @@ def plans_for(release: Release, cube_ids: Iterable[str] | None = None) -> list[C
         for c in release.config.hypercubes
         if wanted is None or c.id in wanted
     ]
+
 
 def key_scale(release: Release) -> KeyScale:
     """The record-key representation the release's keys need."""

@@ -45,7 +45,12 @@ def _cubes(result: dict[str, Any]) -> str:
 
 
 # Measures shown in the UI; not max_abs_deviation, which would tell the cell key method's D.
-MEASURES = ("average_absolute_distance@interior", "rad@interior", "hellinger@interior", "small_cells_unchanged@interior")
+MEASURES = (
+    "average_absolute_distance@interior",
+    "rad@interior",
+    "hellinger@interior",
+    "small_cells_unchanged@interior",
+)
 
 
 def _measures(measures: pd.DataFrame | None) -> str:

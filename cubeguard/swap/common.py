@@ -38,6 +38,13 @@ def duplicates(names: list[str]) -> list[str]:
     return sorted({n for n in names if names.count(n) > 1})
 
 
+def id_column(name: str | None) -> str:
+    """An id column a step takes from the input when it names none (filled in before a kernel runs)."""
+    if name is None:
+        raise InternalError("a swap step's id column was not filled in from the input; this is a bug in cubeguard")
+    return name
+
+
 def number(value: object) -> float:
     """A resolved secret parameter as a number (a reference left unresolved here is a bug)."""
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -32,7 +32,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.common import number
+from cubeguard.swap.common import id_column, number
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -40,12 +40,18 @@ FloatArray = npt.NDArray[np.float64]
 class RiskParams(Protocol):
     """What the risk functions read of a targeted swap's parameters (its config model, secrets resolved)."""
 
-    household_id: str | None
-    hierarchy: tuple[str, ...]
-    risk_variables: tuple[str, ...]
-    risk_columns: tuple[str, ...] | None
-    risk_threshold: float | None
-    k_anonymity: object
+    @property
+    def household_id(self) -> str | None: ...  # noqa: D102
+    @property
+    def hierarchy(self) -> tuple[str, ...]: ...  # noqa: D102
+    @property
+    def risk_variables(self) -> tuple[str, ...]: ...  # noqa: D102
+    @property
+    def risk_columns(self) -> tuple[str, ...] | None: ...  # noqa: D102
+    @property
+    def risk_threshold(self) -> float | None: ...  # noqa: D102
+    @property
+    def k_anonymity(self) -> object: ...  # noqa: D102
 
 
 def k_anonymity_risk(risk_code: IntArray, area_codes: Sequence[tuple[IntArray, int]]) -> FloatArray:
@@ -189,7 +195,7 @@ def household_risk_table(data: pd.DataFrame, params: RiskParams) -> pd.DataFrame
     Columns: one per hierarchy level (named like it) with the household risk, and ``must_swap_level``
     (the level name, or missing when the household need not be swapped).
     """
-    columns = [params.household_id, *params.hierarchy, *params.risk_variables]
+    columns = [id_column(params.household_id), *params.hierarchy, *params.risk_variables]
     problems = check_columns(data, [*columns, *(params.risk_columns or ())], "risk")
     problems += check_risk_columns(data, params)
     raise_problems(problems)

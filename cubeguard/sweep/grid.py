@@ -191,7 +191,7 @@ class Grid:
         scopes = tuple(
             dict.fromkeys(("interior", "cube", column_scope(self.spec.risk), column_scope(self.spec.utility)))
         )
-        return MeasureSpec(measures=measures, scopes=scopes)
+        return MeasureSpec(measures=measures, scopes=scopes)  # type: ignore[arg-type]  # scopes come from column_scope
 
     def error(self, items: list[tuple[KeyPath, str]]) -> SweepGridError:
         """One error listing ``(key path, message)`` problems, located in the grid file."""
@@ -236,7 +236,7 @@ def parse_grid(source: LocatedYaml) -> Grid:
     for number, (where, own) in enumerate(_expand(spec), start=1):
         label = ", ".join(_dotted(p) for p in where) or "base"
         home = _home(where)
-        reserved = [("base", k) for k in spec.base if k in _RESERVED]
+        reserved: list[KeyPath] = [("base", k) for k in spec.base if k in _RESERVED]
         reserved += [(p[:2] if p[0] == "vary" else p) for k, p in own.items() if k in _RESERVED]
         for path in reserved:
             problems.add(path, _RESERVED[str(path[-1])])
@@ -263,9 +263,9 @@ def _expand(spec: SweepGrid) -> list[tuple[list[KeyPath], dict[str, KeyPath]]]:
         return [([("sets", i)], {k: ("sets", i, k) for k in s}) for i, s in enumerate(spec.sets)]
     if spec.vary:
         keys = list(spec.vary)
-        out = []
+        out: list[tuple[list[KeyPath], dict[str, KeyPath]]] = []
         for combo in itertools.product(*(range(len(spec.vary[k])) for k in keys)):
-            paths = {k: ("vary", k, i) for k, i in zip(keys, combo, strict=True)}
+            paths: dict[str, KeyPath] = {k: ("vary", k, i) for k, i in zip(keys, combo, strict=True)}
             out.append((list(paths.values()), paths))
         return out
     return [([], {})]

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import dask
 import pandas as pd
 import xarray as xr
+from dask.base import compute
+from dask.delayed import delayed
 from pydantic import ValidationError
 
 from cubeguard.config.load import Release, _unknown
@@ -140,9 +141,10 @@ def run_sweep(
     options = _scheduler(client_or_scheduler, workers)
     rows: dict[tuple[int, str], dict[str, object]] = {}
     for cube_id in cubes:
-        original = dask.delayed(_load, pure=True)(Path(original_store), cube_id)
-        tasks = [dask.delayed(_one, pure=False)(original, step, spec, gates) for step in steps]
-        for s, row in zip(grid.sets, dask.compute(*tasks, **options), strict=True):
+        original = delayed(_load, pure=True)(Path(original_store), cube_id)
+        tasks = [delayed(_one, pure=False)(original, step, spec, gates) for step in steps]
+        computed = compute(*tasks, **options)  # type: ignore[no-untyped-call]
+        for s, row in zip(grid.sets, computed, strict=True):
             rows[(s.number, cube_id)] = row
         if progress:
             progress("sweep", len(steps))
@@ -194,7 +196,7 @@ def _chosen_cubes(release: Release, grid: Grid) -> list[str]:
     """The cubes to sweep, checked against the release and the measures' scopes."""
     known = [c.id for c in release.config.hypercubes]
     chosen = grid.spec.cubes or known
-    problems = []
+    problems: list[tuple[tuple[str | int, ...], str]] = []
     for k, cube_id in enumerate(grid.spec.cubes or []):
         if cube_id not in known:
             problems.append((("cubes", k), _unknown("hypercube", cube_id, known)))

@@ -25,7 +25,7 @@ imputed, rkey             imputation flag (int8); record key uniform on [0, 1)  
 Calibration: the sparsity of detailed cubes was tuned so that the Eurostat test hypercube of seed
 000 (Shlomo 2009, section 2: NUTS2 x sex x 21 ages x 5 activity x 13 occupation x 9 education x 5
 citizenship on 1.5M persons of the ``two_regions`` layout) has the cell-count distribution of its
-Table 1; ``tests/unit/test_synth_table1.py`` checks it. The main levers are the share of immigrant
+Table 1; ``tests/integration/test_synth_table1.py`` checks it. The main levers are the share of immigrant
 households (``block._P_IMMIGRANT_HH``), the spread of education by age and origin and the
 occupation-education association (``persons``).
 """

@@ -28,7 +28,14 @@ GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "ptable"
 TOLERANCE = 1e-7  # on p, p_int_lb and p_int_ub: the project requirement; see the module docstring
 X87_LONG_DOUBLE = np.finfo(np.longdouble).nmant == 63  # R's LDOUBLE on x86-64
 
-INDEX = pd.read_csv(GOLDEN / "index.csv", dtype={"file": str, "message": str})
+# Without the golden folder the cases cannot be listed: one placeholder case stands for them, and
+# tests/golden/conftest.py skips it (or fails it in CI) before it runs.
+_MISSING = [pytest.param(None, id="golden-data-missing")]
+INDEX = (
+    pd.read_csv(GOLDEN / "index.csv", dtype={"file": str, "message": str})
+    if GOLDEN.is_dir()
+    else pd.DataFrame(columns=["file", "status"])
+)
 
 
 def _params(row: pd.Series) -> PTableParams:
@@ -48,7 +55,7 @@ def _case_id(row: pd.Series) -> str:
     return f"D{row['D']}-V{row['V']}-js{row['js']}-pstay{pstay}-optim{row['optim']}-mono{row['mono']}"
 
 
-CASES = [pytest.param(row, id=_case_id(row)) for _, row in INDEX.iterrows()]
+CASES = [pytest.param(row, id=_case_id(row)) for _, row in INDEX.iterrows()] or _MISSING
 _CACHE: dict[str, PTable] = {}
 
 
@@ -81,7 +88,9 @@ def test_ptable_reproduces_r(row: pd.Series) -> None:
         np.testing.assert_allclose(getattr(ours, name), getattr(golden, name), rtol=0, atol=TOLERANCE, err_msg=name)
 
 
-@pytest.mark.parametrize("row", [c for c in CASES if c.values[0]["status"] == "ok"])
+@pytest.mark.parametrize(
+    "row", [c for c in CASES if c.values[0] is not None and c.values[0]["status"] == "ok"] or _MISSING
+)
 def test_variance_range_matches_ptable_checks(row: pd.Series) -> None:
     # index.csv: min/max of ptable's p_var = sum(p v^2) over i >= 1, rounded to 5 digits.
     ours = _ours(row)

@@ -28,6 +28,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
     run = cli("release", str(tiny_release), cwd=tiny_release.parent)
     assert run.returncode == 0, run.stderr
@@ -59,6 +60,7 @@ def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
     assert shown.returncode == 0 and "GEO.2 x SEX x AGE.M" in shown.stdout
 
 
+@pytest.mark.slow
 def test_bad_input_exits_2_with_one_sentence_and_writes_nothing(tiny_release: Path) -> None:
     df = tiny_microdata()
     df["sex"] = df["sex"].astype(str)
@@ -85,6 +87,7 @@ def test_export_of_unknown_cube_is_one_sentence(tmp_path: Path) -> None:
     assert run.returncode == 2 and "does not exist" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.slow
 def test_failing_gate_blocks_the_release_with_exit_1(tiny_release: Path) -> None:
     text = tiny_release.read_text()  # any noise breaks a zero bound on the mean absolute deviation
     tiny_release.write_text(

@@ -74,6 +74,7 @@ def server(tmp_path: Path) -> Iterator[dict[str, str]]:
         log.close()
 
 
+@pytest.mark.slow
 def test_served_deployment_runs_with_a_parameter_changed_from_the_ui(server: dict[str, str], tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     tiny_microdata().to_parquet(tmp_path / "data" / "persons.parquet")

@@ -124,6 +124,7 @@ def test_rerun_after_a_crash_does_not_redo_finished_steps(config: Path, monkeypa
     assert {p: (out / p / "zarr.json").stat().st_mtime_ns for p in stamps} == stamps  # reused, not rewritten
 
 
+@pytest.mark.slow
 def test_changed_config_is_never_served_from_an_earlier_attempt(config: Path) -> None:
     first = release_flow(str(config), release_id="a")
     second = release_flow(str(config), overrides={"steps[0].D": 8, "steps[0].V": 6}, release_id="b")
@@ -147,6 +148,7 @@ def test_second_release_into_the_same_folder_stops_at_once(config: Path) -> None
     assert not (config.parent / "out" / "original.zarr").exists()
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_the_same_release(config: Path) -> None:
     tiny_microdata().to_parquet(config.parent / "data" / "persons.parquet", row_group_size=700)
     local = release_flow(str(config), release_id="local")

@@ -17,6 +17,7 @@ SECRETS = {"CG_TEST_D": "7", "CG_TEST_V": "3.14159", "CG_TEST_KEY_SEED": "918273
 NEEDLES = ["3.14159", "918273645"]  # D=7 is a plain digit: it is checked through the config echo below
 
 
+@pytest.mark.slow
 def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
     text = tiny_release.read_text()
     text = text.replace(

@@ -7,6 +7,7 @@ from unittest import mock
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def test_bottom_cells_equal_a_pandas_groupby(a, b, n, seed) -> None:
     assert got == {k: v for k, v in expected.items()}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     a=classifications("A"),

@@ -14,8 +14,12 @@ from tests.conftest import TINY_CONFIG
 
 @pytest.mark.parametrize(
     ("key", "path"),
-    [("steps[0].js", ("steps", 0, "js")), ("steps.0.js", ("steps", 0, "js")), ("gates", ("gates",)),
-     ("a[1][2].b", ("a", 1, 2, "b"))],
+    [
+        ("steps[0].js", ("steps", 0, "js")),
+        ("steps.0.js", ("steps", 0, "js")),
+        ("gates", ("gates",)),
+        ("a[1][2].b", ("a", 1, 2, "b")),
+    ],
 )
 def test_parse_key(key: str, path: tuple[object, ...]) -> None:
     assert parse_key(key) == path

@@ -182,9 +182,7 @@ def test_number_that_is_not_a_number(tmp_path: Path) -> None:
 
 def test_undecodable_bytes(tmp_path: Path) -> None:
     path = _file(tmp_path, b"a;b\n1;2\n3;M\xfcnchen\n")
-    with pytest.raises(
-        CsvInputError, match=r"d\.csv, line 3: byte b'\\xfc' at column 4 is not valid utf-8"
-    ):
+    with pytest.raises(CsvInputError, match=r"d\.csv, line 3: byte b'\\xfc' at column 4 is not valid utf-8"):
         _table(iter_csv_batches(path))
 
 

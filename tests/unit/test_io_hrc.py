@@ -53,9 +53,7 @@ def _assert_tree(codes: list[HrcCode], total: str = "Total") -> None:
 @pytest.fixture(scope="module")
 def tau_codes() -> dict[str, set[str]]:
     """The distinct codes of each variable in the 10k tau-ARGUS file."""
-    meta, batches = read_tau_microdata(
-        DATA / "test_data_10k_tau.csv.gz", DATA / "test_data_10k_tau.rda"
-    )
+    meta, batches = read_tau_microdata(DATA / "test_data_10k_tau.csv.gz", DATA / "test_data_10k_tau.rda")
     table = pa.Table.from_batches(list(batches))
     return {name: set(table.column(name).cast(pa.string()).to_pylist()) for name in meta.names}
 

@@ -135,9 +135,7 @@ def test_fixed_format(tmp_path: Path) -> None:
 
 
 def test_unknown_tags_are_kept() -> None:
-    meta = parse_rda(
-        ['<SEPARATOR> ","', "<GLOBALTHING> 1", "A 2", "  <RECODEABLE>", '  <FUTURE> "x y" 3']
-    )
+    meta = parse_rda(['<SEPARATOR> ","', "<GLOBALTHING> 1", "A 2", "  <RECODEABLE>", '  <FUTURE> "x y" 3'])
     a = meta.variable("A")
     assert a.unknown_tags == (RdaTag("FUTURE", ("x y", "3"), 5),)
     assert meta.header_tags == (RdaTag("GLOBALTHING", ("1",), 2),)

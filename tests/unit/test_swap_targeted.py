@@ -135,6 +135,7 @@ def test_zero_risk_households_are_never_donors() -> None:
         assert targeted_swap(data, params, seed).partner[1] == 3
 
 
+@pytest.mark.slow
 def test_donor_probability_is_proportional_to_risk() -> None:
     """Chi-square goodness of fit, 2 df, critical value 27.63 for a false-positive rate of 1e-6."""
     params = TargetedSwapStep(

@@ -52,7 +52,9 @@ class CellKeyStep(CubeStep):
 
     def ptable_params(self) -> PTableParams | None:
         """The p-table parameters once every secret is a number; None with a file or an open reference."""
-        values = (self.D, self.V, self.pstay)
-        if self.ptable_file is not None or any(isinstance(v, EnvSecret | PrefectSecret) for v in values):
+        d, v, pstay = self.D, self.V, self.pstay
+        if self.ptable_file is not None or not isinstance(d, int) or not isinstance(v, int | float):
             return None
-        return PTableParams(D=self.D, V=self.V, js=self.js, pstay=self.pstay, optim=self.optim, mono=self.mono)
+        if isinstance(pstay, EnvSecret | PrefectSecret):
+            return None
+        return PTableParams(D=d, V=float(v), js=self.js, pstay=pstay, optim=self.optim, mono=self.mono)

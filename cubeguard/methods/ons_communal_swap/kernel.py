@@ -73,7 +73,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.common import generator, number
+from cubeguard.swap.common import generator, id_column, number
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -264,7 +264,7 @@ def _residents(data: pd.DataFrame, params: OnsCommunalSwapStep) -> _Residents:
         raise_problems(problems)
     establishment, _ = dense_codes(frame[p.establishment_id])
     first = first_rows(establishment, int(establishment.max(initial=-1)) + 1)
-    problems += _varying(frame, establishment, first, p.establishment_columns, p.establishment_id)
+    problems += _varying(frame, establishment, first, p.establishment_columns, id_column(p.establishment_id))
     if not pd.api.types.is_numeric_dtype(frame[p.age]):
         problems.append(f"age column {p.age!r} must be numeric")
     if p.imputed is not None and not pd.api.types.is_numeric_dtype(frame[p.imputed]) and frame[p.imputed].dtype != bool:
@@ -416,7 +416,11 @@ def _sample(
     family_level = list(params.hierarchy).index(params.family_area)
     family_area, n_family = dense_codes(res.areas[family_level])
     family_x = _round(
-        number(params.family_rate) * np.bincount(family_area[res.eligible & (res.role == FAMILY)], minlength=n_family)
+        np.asarray(
+            number(params.family_rate)
+            * np.bincount(family_area[res.eligible & (res.role == FAMILY)], minlength=n_family),
+            dtype=np.float64,
+        )
     )
     u = rng.random(n_family)
     up = (u < family_x - np.floor(family_x)) if params.family_rounding == "random" else family_x > np.floor(family_x)

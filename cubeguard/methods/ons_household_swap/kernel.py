@@ -45,7 +45,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.common import generator, number
+from cubeguard.swap.common import generator, id_column, number
 from cubeguard.swap.risk import FloatArray, household_max
 
 
@@ -114,7 +114,7 @@ def _prepare(data: pd.DataFrame, params: OnsHouseholdSwapStep) -> _Prepared:
     optional = [c for c in (params.delivery_group, params.imputed) if c is not None]
     matching = list(dict.fromkeys(c for profile in params.matching for c in profile))
     household_columns = [*params.hierarchy, *params.carry_along, params.household_size, *matching, *optional]
-    needed = [params.household_id, *household_columns, *params.risk_variables]
+    needed = [id_column(params.household_id), *household_columns, *params.risk_variables]
     raise_problems(check_columns(data, needed, "ONS swap"))
     households = encode_households(data, params.household_id)
     raise_problems(check_household_level(data, households, household_columns))

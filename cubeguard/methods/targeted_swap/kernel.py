@@ -60,7 +60,7 @@ from cubeguard.swap._households import (
     nested_area_codes,
     raise_problems,
 )
-from cubeguard.swap.common import generator, number
+from cubeguard.swap.common import generator, id_column, number
 from cubeguard.swap.risk import (
     FloatArray,
     check_risk_columns,
@@ -139,7 +139,7 @@ def targeted_swap(data: pd.DataFrame, params: TargetedSwapStep, seed: int) -> Sw
 
 def _prepare(data: pd.DataFrame, params: TargetedSwapStep) -> _Prepared:
     household_columns = [*params.hierarchy, *params.similarity_columns, *params.carry_along]
-    needed = [params.household_id, *household_columns, *params.risk_variables]
+    needed = [id_column(params.household_id), *household_columns, *params.risk_variables]
     problems = check_columns(data, [*needed, *(params.risk_columns or ())], "swap")
     problems += check_risk_columns(data, params)
     raise_problems(problems)
