@@ -5,9 +5,21 @@ parameters); its message is one sentence that says what to change. An :class:`In
 broken invariant inside cubeguard: a bug to report, never the user's fault.
 """
 
+from pathlib import Path
+
 
 class CubeguardError(Exception):
     """A mistake the user can correct; the message says what to change."""
+
+
+class ConfigError(CubeguardError):
+    """A release config with one or more problems; ``problems`` lists them all."""
+
+    def __init__(self, file: Path, problems: list[str]) -> None:
+        self.file = file
+        self.problems = problems
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        super().__init__(f"{problems[0]}{more}")
 
 
 class InternalError(Exception):

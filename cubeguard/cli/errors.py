@@ -9,8 +9,7 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 
-from cubeguard.config.load import ConfigError
-from cubeguard.errors import CubeguardError, ReleaseBlocked
+from cubeguard.errors import ConfigError, CubeguardError, ReleaseBlocked
 
 F = TypeVar("F", bound=Callable[..., Any])
 err = Console(stderr=True)

@@ -22,7 +22,7 @@ from cubeguard.config.overrides import apply_overrides
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.cubes.spec import HrcCodes
-from cubeguard.errors import CubeguardError
+from cubeguard.errors import ConfigError, CubeguardError  # ConfigError lives there so yamlmap can raise it
 from cubeguard.methods.base import CheckContext, MicrodataStep, Numbers, Problem, StepModel, explain, resolve
 from cubeguard.methods.base import problems as problems_of
 from cubeguard.methods.registry import UNION_TAGS, method_of
@@ -40,16 +40,6 @@ _PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "
 _NO_CODES: list[dict[str, Any]] = []
 
 
-class ConfigError(CubeguardError):
-    """A release config with one or more problems; ``problems`` lists them all."""
-
-    def __init__(self, file: Path, problems: list[str]) -> None:
-        self.file = file
-        self.problems = problems
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        super().__init__(f"{problems[0]}{more}")
-
-
 @dataclass(frozen=True)
 class Release:
     """A validated release config with its classifications resolved into breakdowns."""
@@ -64,13 +54,16 @@ class Release:
         return next(c for c in self.config.hypercubes if c.id == cube_id)
 
 
-class _Problems:
+class Problems:
+    """Problems found in a config, each located as ``key.path (file line N): message``."""
+
     def __init__(self, main: LocatedYaml) -> None:
         self.main = main
         self.files: dict[str, LocatedYaml] = {}  # variable name -> its classification file
         self.items: list[str] = []
 
     def add(self, path: KeyPath, message: str) -> None:
+        """Record ``message`` at ``path``, located in the classification file when it came from one."""
         doc, local = self.main, path
         if len(path) >= 2 and path[0] == "variables" and str(path[1]) in self.files:
             doc, local = self.files[str(path[1])], path[2:]
@@ -91,7 +84,7 @@ def load_release(
     """
     file = Path(file).resolve()
     main = load_yaml(file)
-    problems = _Problems(main)
+    problems = Problems(main)
     if not isinstance(main.data, dict):
         raise ConfigError(file, [f"(top level) ({file.name}): the config must be a YAML mapping of keys"])
     data = _inline_variable_files(main.data, file.parent, problems)
@@ -114,7 +107,7 @@ def load_release(
     return Release(cfg, file, breakdowns, digest)
 
 
-def _inline_variable_files(data: dict[str, Any], base: Path, problems: _Problems) -> dict[str, Any]:
+def _inline_variable_files(data: dict[str, Any], base: Path, problems: Problems) -> dict[str, Any]:
     variables = data.get("variables")
     if not isinstance(variables, dict):
         return data
@@ -124,7 +117,11 @@ def _inline_variable_files(data: dict[str, Any], base: Path, problems: _Problems
         if isinstance(spec, dict) and set(spec) == {"file"}:
             path = (base / str(spec["file"])).resolve()
             try:
-                sub = load_yaml(path)
+                sub = load_yaml(path, within=("variables", name))
+            except ConfigError as exc:  # keys given twice, located in the classification file
+                problems.items.extend(exc.problems)
+                out.pop(name)
+                continue
             except CubeguardError as exc:
                 problems.add(("variables", name, "file"), f"{exc}")
                 out.pop(name)
@@ -137,7 +134,7 @@ def _inline_variable_files(data: dict[str, Any], base: Path, problems: _Problems
     return {**data, "variables": out}
 
 
-def _hrc_codes(ref: dict[str, Any], base: Path, where: KeyPath, problems: _Problems) -> list[dict[str, Any]]:
+def _hrc_codes(ref: dict[str, Any], base: Path, where: KeyPath, problems: Problems) -> list[dict[str, Any]]:
     """Expand ``{hrc: file, total: ..., lead: ...}`` into a code list (leaf values unpadded)."""
     from cubeguard.io.hrc import hrc_leaves, read_hrc
 
@@ -168,7 +165,7 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
             node[keys[-1]] = str((base / node[keys[-1]]).resolve())
 
 
-def _check_version(data: dict[str, Any], problems: _Problems) -> None:
+def _check_version(data: dict[str, Any], problems: Problems) -> None:
     v = data.get("schema_version")
     if v is not None and v != SCHEMA_VERSION:
         problems.add(
@@ -176,7 +173,7 @@ def _check_version(data: dict[str, Any], problems: _Problems) -> None:
         )
 
 
-def _validate_models(data: dict[str, Any], problems: _Problems) -> ReleaseConfig | None:
+def _validate_models(data: dict[str, Any], problems: Problems) -> ReleaseConfig | None:
     try:
         return ReleaseConfig.model_validate(data)
     except ValidationError as exc:
@@ -191,7 +188,7 @@ def _explain(err: Any) -> str:
     return explain(err)
 
 
-def _resolve_breakdowns(cfg: ReleaseConfig, problems: _Problems) -> dict[str, Breakdown]:
+def _resolve_breakdowns(cfg: ReleaseConfig, problems: Problems) -> dict[str, Breakdown]:
     out: dict[str, Breakdown] = {}
     owner: dict[str, str] = {}
     for name, spec in cfg.variables.items():
@@ -215,7 +212,7 @@ def _resolve_breakdowns(cfg: ReleaseConfig, problems: _Problems) -> dict[str, Br
     return out
 
 
-def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], problems: _Problems) -> None:
+def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], problems: Problems) -> None:
     declared = {bid for spec in cfg.variables.values() for bid in spec.breakdowns}
     ids: set[str] = set()
     for k, cube in enumerate(cfg.hypercubes):
@@ -239,7 +236,7 @@ def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], prob
             )
 
 
-def _check_steps(cfg: ReleaseConfig, problems: _Problems, resolver: SecretResolver | None) -> None:
+def _check_steps(cfg: ReleaseConfig, problems: Problems, resolver: SecretResolver | None) -> None:
     """Each step's own checks (its method's ``check``), names and cube ids, before any data is read."""
     ids = frozenset(c.id for c in cfg.hypercubes)
     for key, steps in (("pre_tabular", tuple(cfg.pre_tabular)), ("steps", tuple(cfg.steps))):
@@ -287,7 +284,7 @@ def _method_check(step: StepModel, ctx: CheckContext) -> list[Problem]:
     return found
 
 
-def _numbers(where: KeyPath, resolver: SecretResolver | None, problems: _Problems) -> Numbers:
+def _numbers(where: KeyPath, resolver: SecretResolver | None, problems: Problems) -> Numbers:
     """The secrets that resolve now: inline, set environment variables, secret blocks with a resolver.
 
     Other references stay as they are (a release resolves them all before it reads data, and each

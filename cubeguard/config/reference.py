@@ -40,6 +40,8 @@ def markdown() -> str:
         "Generated from the pydantic models by `cubeguard schema`; do not edit by hand.",
         "JSON Schema: [release-config.schema.json](release-config.schema.json). Variables may also be",
         "given as `{file: path}` pointing to a classification file ([format](classification-format.md)).",
+        "A key given twice in one mapping is an error (both lines are named); YAML merge keys",
+        "(`<<: *defaults`) share settings between steps, and keys written beside them win.",
         "",
     ]
     for name, model in [("ReleaseConfig", schema), *sorted(defs.items())]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from cubeguard.errors import CubeguardError
+from cubeguard.errors import ConfigError, CubeguardError
 
 KeyPath = tuple[str | int, ...]
 
@@ -37,18 +38,118 @@ def dotted(path: KeyPath) -> str:
     return out or "(top level)"
 
 
-def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], build: _Scalars) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
+_MERGE = "tag:yaml.org,2002:merge"  # the key ``<<``
+_VALUE = "tag:yaml.org,2002:value"  # the key ``=``, a plain string to safe_load
+Pair = tuple[Any, yaml.Node, yaml.Node]  # key, key node, value node
+
+
+class _Walker:
+    """Builds the data of a composed document as ``yaml.safe_load`` would, recording key lines.
+
+    Unlike ``safe_load`` it refuses a key given twice in one mapping (the last would silently win,
+    and it may be a secret such as D): every such key is collected in ``duplicates``. Merge keys
+    (``<<: *defaults``, ``<<: [*a, *b]``) merge as in ``safe_load``: keys written in the mapping
+    override merged ones, an earlier mapping of a merge list overrides a later one, and a merged
+    key keeps the line where it is written in the merged mapping.
+    """
+
+    def __init__(self, file: Path, within: KeyPath) -> None:
+        self.file = file
+        self.within = within
+        self.lines: dict[KeyPath, int] = {}
+        self.duplicates: list[tuple[int, str]] = []  # (first line, message)
+        self._build = _Scalars()
+        self._checked: set[int] = set()  # mappings whose duplicates are reported (aliases repeat them)
+        self._open: set[int] = set()  # collections being built: an alias to one of them is a cycle
+
+    def walk(self, node: yaml.Node, path: KeyPath) -> Any:
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if not isinstance(node, yaml.SequenceNode | yaml.MappingNode):
+            return self._build(node)
+        self._enter(node, path)
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
+            winners: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
+            for key, key_node, value_node in self._pairs(node, path):
+                winners[key] = (key_node, value_node)  # a dict keeps the first key's place, the last value
+            out: dict[Any, Any] = {}
+            for key, (key_node, value_node) in winners.items():
+                self.lines[(*path, str(key))] = key_node.start_mark.line + 1
+                out[key] = self.walk(value_node, (*path, str(key)))
+            return out
+        finally:
+            self._open.discard(id(node))
+
+    def _pairs(self, node: yaml.MappingNode, path: KeyPath) -> list[Pair]:
+        """The mapping's pairs with merges expanded: merged pairs first, as SafeConstructor.flatten_mapping."""
+        merged: list[Pair] = []
+        written: list[Pair] = []
+        merge_keys: list[yaml.Node] = []
         for key_node, value_node in node.value:
-            key = build(key_node)
-            lines[(*path, str(key))] = key_node.start_mark.line + 1
-            out[key] = _walk(value_node, (*path, str(key)), lines, build)
+            if key_node.tag == _MERGE:
+                merge_keys.append(key_node)
+                merged.extend(self._merged(value_node, path))
+            else:
+                written.append((self._key(key_node, path), key_node, value_node))
+        self._check_duplicates(node, path, [*((k, n) for k, n, _ in written), *(("<<", n) for n in merge_keys)])
+        return merged + written
+
+    def _merged(self, value: yaml.Node, path: KeyPath) -> list[Pair]:
+        items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+        if not all(isinstance(item, yaml.MappingNode) for item in items):
+            raise self._error(
+                path, value, "a merge key '<<' takes a mapping or a list of mappings (<<: *defaults); fix the merge"
+            )
+        out: list[Pair] = []
+        for item in reversed(items):  # the first mapping of a list wins, so its pairs come last
+            self._enter(item, path)
+            out.extend(self._pairs(item, path))
+            self._open.discard(id(item))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_walk(item, (*path, i), lines, build) for i, item in enumerate(node.value)]
-    return build(node)
+
+    def _key(self, node: yaml.Node, path: KeyPath) -> Any:
+        if node.tag == _VALUE:
+            return node.value
+        key = self._build(node)
+        if not isinstance(key, Hashable):
+            raise self._error(path, node, "a key must be a single value, not a list or mapping; fix the key")
+        return key
+
+    def _check_duplicates(self, node: yaml.Node, path: KeyPath, keys: list[tuple[Any, yaml.Node]]) -> None:
+        if id(node) in self._checked:
+            return
+        self._checked.add(id(node))
+        lines: dict[Any, list[int]] = {}
+        for key, key_node in keys:
+            lines.setdefault(key, []).append(key_node.start_mark.line + 1)
+        for key, found in lines.items():
+            if len(found) > 1:
+                where = _lines_text(sorted(set(found)))
+                times = "twice" if len(found) == 2 else f"{len(found)} times"
+                self.duplicates.append(
+                    (
+                        min(found),
+                        f"{dotted((*self.within, *path, str(key)))} ({self.file.name} {where}): "
+                        f"the key '{key}' is given {times}; keep one",
+                    )
+                )
+
+    def _enter(self, node: yaml.Node, path: KeyPath) -> None:
+        if id(node) in self._open:
+            raise self._error(path, node, "an alias refers to a mapping or list that contains it; remove the cycle")
+        self._open.add(id(node))
+
+    def _error(self, path: KeyPath, node: yaml.Node, message: str) -> ConfigError:
+        where = f"{self.file.name} line {node.start_mark.line + 1}"
+        return ConfigError(self.file, [f"{dotted((*self.within, *path))} ({where}): {message}"])
+
+
+def _lines_text(lines: list[int]) -> str:
+    """``[12]`` -> ``line 12``; ``[12, 14]`` -> ``lines 12 and 14``; ``[1, 2, 3]`` -> ``lines 1, 2 and 3``."""
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    return "lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
 
 
 class _Scalars:
@@ -60,15 +161,26 @@ class _Scalars:
     def __call__(self, node: yaml.Node) -> Any:
         try:
             return self._constructor.construct_object(node, deep=True)
-        except yaml.constructor.ConstructorError:  # e.g. a merge key: let the full loader say what it is
+        except yaml.constructor.ConstructorError:  # let the full loader say what it is
             return yaml.safe_load(yaml.serialize(node))
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when the wheel has it
 
 
-def load_yaml(file: Path) -> LocatedYaml:
-    """Parse ``file`` into plain data, recording the line of each key and list item."""
+def load_yaml(file: Path, within: KeyPath = ()) -> LocatedYaml:
+    """Parse ``file`` into plain data, recording the line of each key and list item.
+
+    Args:
+        file: the YAML file.
+        within: the key path the file's content stands at in the config, used in error messages
+            (``("variables", "SEX")`` for a classification file).
+
+    Raises:
+        CubeguardError: if the file is missing or is not valid YAML.
+        ConfigError: listing every key given twice in one mapping (lines, never values), or for a
+            bad merge key or an alias cycle.
+    """
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -80,6 +192,8 @@ def load_yaml(file: Path) -> LocatedYaml:
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise CubeguardError(f"{file}{where}: not valid YAML ({problem}); fix the syntax.") from None
-    lines: dict[KeyPath, int] = {}
-    data = _walk(node, (), lines, _Scalars()) if node is not None else None
-    return LocatedYaml(data, file, lines)
+    walker = _Walker(file, within)
+    data = walker.walk(node, ()) if node is not None else None
+    if walker.duplicates:
+        raise ConfigError(file, [message for _, message in sorted(walker.duplicates)])
+    return LocatedYaml(data, file, walker.lines)

@@ -36,8 +36,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from cubeguard.config.load import ConfigError, _Problems  # the release config's wording
+from cubeguard.config.load import Problems  # the release config's wording
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
+from cubeguard.errors import ConfigError
 from cubeguard.measures.table import DEFAULT_MEASURES, MEASURE_KEYS, MeasureSpec
 from cubeguard.methods.base import explain, meant_errors
 from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
@@ -195,7 +196,7 @@ class Grid:
 
     def error(self, items: list[tuple[KeyPath, str]]) -> SweepGridError:
         """One error listing ``(key path, message)`` problems, located in the grid file."""
-        found = _Problems(self.source)
+        found = Problems(self.source)
         for path, message in items:
             found.add(path, message)
         return SweepGridError(self.file, found.items)
@@ -214,7 +215,7 @@ def grid_from_mapping(data: Mapping[str, Any], name: str = "grid") -> Grid:
 
 def parse_grid(source: LocatedYaml) -> Grid:
     """Validate located grid data: the file's keys, then every expanded set as its step model."""
-    problems = _Problems(source)
+    problems = Problems(source)
     if not isinstance(source.data, dict):
         raise SweepGridError(
             source.file, [f"(top level) ({source.file.name}): the grid must be a YAML mapping of keys"]
@@ -292,7 +293,7 @@ def _validate_set(
     own: dict[str, KeyPath],
     label: str,
     home: KeyPath,
-    problems: _Problems,
+    problems: Problems,
     base_dir: Path,
 ) -> BaseModel | None:
     model = STEP_MODELS[method]

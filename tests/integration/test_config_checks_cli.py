@@ -48,6 +48,11 @@ CASES = {
         "  - {method: cell_key, D: {env: CG_TEST_D}, V: 3, js: 2}\n",
         "steps[0].D (c.yaml line 43): input should be a valid integer, got a number with a fractional part",
     ),
+    "a secret key given twice": (
+        {},
+        "  - method: cell_key\n    D: 4711\n    V: 3\n    D: 8152\n    js: 2\n",
+        "steps[0].D (c.yaml lines 44 and 46): the key 'D' is given twice; keep one",
+    ),
     "secret reference holding text": (
         {"CG_TEST_V": "three"},
         "  - {method: cell_key, D: 5, V: {env: CG_TEST_V}, js: 2}\n",
@@ -75,5 +80,5 @@ def test_method_config_problem_exits_2_before_any_data_is_read(
     assert message in " ".join(run.stderr.split()), run.stderr
     assert "Traceback" not in run.stderr and "persons.parquet" not in run.stderr
     assert not (tmp_path / "out").exists()  # no Zarr node, no output of any kind
-    for value in env.values():  # a secret never reaches a message
+    for value in [*env.values(), "4711", "8152"]:  # a secret never reaches a message
         assert value not in run.stderr and value not in run.stdout

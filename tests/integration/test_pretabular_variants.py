@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from cubeguard.config import load_release
-from cubeguard.config.load import ConfigError, Release
-from cubeguard.errors import CubeguardError
+from cubeguard.config.load import Release
+from cubeguard.errors import ConfigError, CubeguardError
 from cubeguard.pipeline.inputs import ensure_microdata
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.tabulation import tabulate_release

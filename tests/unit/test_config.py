@@ -89,20 +89,48 @@ def test_missing_config_file(tmp_path: Path) -> None:
         load_release(tmp_path / "absent.yaml")
 
 
-def test_variable_from_classification_file(tmp_path: Path) -> None:
-    (tmp_path / "sex.yaml").write_text(
-        'column: sex\ncodes:\n  - {code: "0"}\n  - {code: "1", parent: "0"}\n  - {code: "2", parent: "0"}\n'
-        "breakdowns: {SEX: {}}\n"
-    )
+SEX_FILE = 'column: sex\ncodes:\n  - {code: "0"}\n  - {code: "1", parent: "0"}\n  - {code: "2", parent: "0"}\n'
+
+
+def _with_sex_file(tmp_path: Path, extra: str) -> str:
+    """TINY_CONFIG with SEX read from ``sex.yaml`` (SEX_FILE followed by ``extra``)."""
+    (tmp_path / "sex.yaml").write_text(SEX_FILE + extra)
     start = TINY_CONFIG.index("  SEX:")
     end = TINY_CONFIG.index("  AGE:")
-    text = TINY_CONFIG[:start] + "  SEX: {file: sex.yaml}\n" + TINY_CONFIG[end:]
+    return TINY_CONFIG[:start] + "  SEX: {file: sex.yaml}\n" + TINY_CONFIG[end:]
+
+
+def test_variable_from_classification_file(tmp_path: Path) -> None:
+    text = _with_sex_file(tmp_path, "breakdowns: {SEX: {}}\n")
     path = tmp_path / "c.yaml"
     path.write_text(text)
     assert load_release(path).breakdowns["SEX"].codes == ["0", "1", "2"]
     (tmp_path / "sex.yaml").write_text((tmp_path / "sex.yaml").read_text().replace("breakdowns", "brekdowns"))
     problems = _problems(tmp_path, text)
     assert any("(sex.yaml line 6): unknown key 'brekdowns'" in p for p in problems)
+
+
+def test_a_key_given_twice_in_the_release_config(tmp_path: Path) -> None:
+    text = TINY_CONFIG.replace("{method: cell_key, D: 5, V: 3, js: 2}", "{method: cell_key, D: 5, V: 3, js: 2, D: 8}")
+    line = text[: text.index("D: 8")].count("\n") + 1  # the step is one flow mapping: both on one line
+    assert _problems(tmp_path, text) == [f"steps[0].D (c.yaml line {line}): the key 'D' is given twice; keep one"]
+
+
+def test_a_key_given_twice_in_a_classification_file(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, _with_sex_file(tmp_path, "column: gender\nbreakdowns: {SEX: {}}\n"))
+    assert problems[0] == "variables.SEX.column (sex.yaml lines 1 and 6): the key 'column' is given twice; keep one"
+    assert not any("gender" in p for p in problems)
+
+
+def test_a_merge_key_shares_step_parameters(tmp_path: Path) -> None:
+    text = TINY_CONFIG.replace(
+        "steps:\n  - {method: cell_key, D: 5, V: 3, js: 2}\n",
+        "steps:\n  - &ck {method: cell_key, D: 5, V: 3, js: 2, cubes: [c1]}\n  - {<<: *ck, name: ck2, D: 4, cubes: [c2]}\n",
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    steps = load_release(path).config.steps
+    assert [(s.D, s.V, s.js, s.cubes) for s in steps] == [(5, 3, 2, ["c1"]), (4, 3, 2, ["c2"])]
 
 
 def test_env_secret_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from cubeguard.config import load_release
-from cubeguard.config.load import ConfigError
 from cubeguard.config.overrides import apply_overrides, parse_key
+from cubeguard.errors import ConfigError
 from tests.conftest import TINY_CONFIG
 
 
