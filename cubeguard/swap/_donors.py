@@ -12,9 +12,8 @@ Instead of scanning one list of all households per level (quadratic), households
 used entries are skipped with a path-compressed "next unused position" forest, so a search costs
 the unused entries of its own group and area that rank above the donor.
 
-The donor index is a tuple ``(orders, starts, sorted_end, parents, keys)``; ``state`` rows are
-0 partner, 1 swap level, 2 matching profile, 3 level where no donor was found, 4 one for the
-sampled side of a pair (sdcMicro's ``swappedIndex`` keys); -1 where not set.
+The donor index is a tuple ``(orders, starts, sorted_end, parents, keys)``. The swap ``state`` is a
+matrix of one column per household with the rows named below; -1 where not set.
 """
 
 from __future__ import annotations
@@ -28,6 +27,21 @@ from cubeguard.swap._ordering import extend_group, top_by_key
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 FlagArray = npt.NDArray[np.uint8]
+
+# Rows of the swap state matrix (numba reads these module constants as compile-time constants).
+PARTNER = 0  # the household it swaps with
+LEVEL = 1  # the geography level of the swap
+PROFILE = 2  # the similarity profile that matched
+NO_DONOR_AT = 3  # the level at which no donor was found
+SAMPLED = 4  # 1 for the sampled side of a pair (sdcMicro's ``swappedIndex``)
+STATE_ROWS = 5
+
+
+def new_state(n: int) -> IntArray:
+    """A swap state for ``n`` households, nothing set."""
+    return np.full((STATE_ROWS, n), -1, dtype=np.int64)
+
+
 DonorIndex = tuple[IntArray, IntArray, IntArray, IntArray, FloatArray]
 
 
@@ -97,14 +111,20 @@ def _swap_one(
     """Pair ``s`` with a donor and record the pair in ``state``, or record the failure."""
     d, p = find_donor(s, area, profiles, index, used)
     if d < 0:
-        state[3, s] = level
+        state[NO_DONOR_AT, s] = level
         return
     used[s] = 1
     used[d] = 1
-    state[0, s], state[0, d] = d, s
-    state[1, s], state[1, d] = level, level
-    state[2, s], state[2, d] = p, p
-    state[4, s] = 1
+    record_pair(s, d, level, p, state)
+    state[SAMPLED, s] = 1
+
+
+@numba.njit(cache=True)
+def record_pair(s: int, d: int, level: int, p: int, state: IntArray) -> None:
+    """Record that ``s`` and ``d`` swap at ``level``, matched on profile ``p``."""
+    state[PARTNER, s], state[PARTNER, d] = d, s
+    state[LEVEL, s], state[LEVEL, d] = level, level
+    state[PROFILE, s], state[PROFILE, d] = p, p
 
 
 @numba.njit(cache=True)
@@ -119,7 +139,7 @@ def match_upper(
 ) -> None:
     """Swap every still unused must-swap household of a level above the lowest, in the given order."""
     for s in candidates:
-        if used[s] == 0 and state[3, s] < 0:
+        if used[s] == 0 and state[NO_DONOR_AT, s] < 0:
             _swap_one(s, level, area, profiles, index, state, used)
 
 
@@ -149,14 +169,14 @@ def match_lowest(
         n_must = 0
         for i in range(must_starts[a], must_starts[a + 1]):
             s = must[i]
-            if used[s] == 0 and state[3, s] < 0:
+            if used[s] == 0 and state[NO_DONOR_AT, s] < 0:
                 n_must += 1
                 _swap_one(s, level, area, profiles, index, state, used)
         todo = quota[a] - n_must
         if todo <= 0:
             continue
         pool = extra[extra_starts[a] : extra_starts[a + 1]]
-        pool = pool[(used[pool] == 0) & (state[3, pool] < 0)]
+        pool = pool[(used[pool] == 0) & (state[NO_DONOR_AT, pool] < 0)]
         todo = min(todo, pool.shape[0])
         for s in top_by_key(pool, sample_keys, todo)[:todo]:
             _swap_one(s, level, area, profiles, index, state, used)

@@ -195,7 +195,7 @@ def _take_capped(
 
 
 def _match(prep: _Prepared, sampled: npt.NDArray[np.bool_], rng: np.random.Generator) -> IntArray:
-    """Partners for the sampled households; state rows: partner, level, profile, failed (1)."""
+    """Partners for the sampled households, in a swap state (:mod:`cubeguard.swap._donors`)."""
     n = prep.households.n
     n_levels, n_profiles = len(prep.areas), len(prep.profiles)
     rows, n_groups = [], []
@@ -212,7 +212,7 @@ def _match(prep: _Prepared, sampled: npt.NDArray[np.bool_], rng: np.random.Gener
     parents = np.tile(np.arange(n, dtype=np.int64), (len(rows), 1))
     order = np.flatnonzero(sampled)[rng.permutation(int(sampled.sum()))]
     start = np.minimum(prep.unique_level, n_levels - 1)
-    state = np.full((4, n), -1, dtype=np.int64)
+    state = _donors.new_state(n)
     _match_sampled(order, start, prep.areas, n_profiles, profiles, (orders, starts, ends, parents, keys), state)
     return state
 
@@ -236,14 +236,13 @@ def _match_sampled(
                 d = _donors.find_in_profile(s, level * n_profiles + p, areas[level], profiles, index, used)
                 if d >= 0:
                     used[d] = 1
-                    state[0, s], state[0, d] = d, s
-                    state[1, s], state[1, d] = level, level
-                    state[2, s], state[2, d] = p, p
+                    _donors.record_pair(s, d, level, p, state)
+                    state[_donors.SAMPLED, s] = 1
                     break
-            if state[0, s] >= 0:
+            if state[_donors.PARTNER, s] >= 0:
                 break
-        if state[0, s] < 0:
-            state[3, s] = 1
+        if state[_donors.PARTNER, s] < 0:
+            state[_donors.NO_DONOR_AT, s] = 0  # tried every level down to the top one
 
 
 def _result(
@@ -256,8 +255,8 @@ def _result(
 ) -> OnsSwapResult:
     households = prep.households
     ids = households.ids
-    swapped = state[0] >= 0
-    partner = np.where(swapped, state[0], np.arange(households.n))
+    swapped = state[_donors.PARTNER] >= 0
+    partner = np.where(swapped, state[_donors.PARTNER], np.arange(households.n))
     names = pd.Index(list(params.hierarchy), dtype=object)
     n_levels = len(names)
 
@@ -271,12 +270,14 @@ def _result(
         sampled=pd.Series(sampled, index=ids, name="sampled"),
         high_risk=pd.Series(high_risk, index=ids, name="high_risk"),
         unique_level=levels(prep.unique_level, "unique_level"),
-        swap_level=levels(state[1], "swap_level"),
+        swap_level=levels(state[_donors.LEVEL], "swap_level"),
         matched_profile=pd.Series(
-            pd.arrays.IntegerArray(np.where(swapped, state[2], 0), mask=~swapped), index=ids, name="matched_profile"
+            pd.arrays.IntegerArray(np.where(swapped, state[_donors.PROFILE], 0), mask=~swapped),
+            index=ids,
+            name="matched_profile",
         ),
         household_risk=pd.DataFrame(prep.risk, index=ids, columns=list(params.hierarchy)),
-        no_partner=ids[np.flatnonzero(state[3] == 1)],
+        no_partner=ids[np.flatnonzero(state[_donors.NO_DONOR_AT] >= 0)],
         n_households_swapped=int(swapped.sum()),
         n_persons_swapped=int(households.size[swapped].sum()),
     )

@@ -73,12 +73,12 @@ def random_swap(data: pd.DataFrame, params: RandomSwapStep, seed: int) -> Random
     values, _ = group_codes(household_values(data, units, params.swap_columns), units.n)
     sampled = _sample(stratum, n_strata, number(params.swap_rate), rng)
     state = _pair(stratum, n_strata, values, sampled, rng)
-    partner = np.where(state[0] >= 0, state[0], np.arange(units.n))
-    swapped = state[0] >= 0
+    partner = np.where(state[_donors.PARTNER] >= 0, state[_donors.PARTNER], np.arange(units.n))
+    swapped = state[_donors.PARTNER] >= 0
     return RandomSwapResult(
         data=exchange(data, units, partner, moved),
         partner=pd.Series(units.ids[partner], index=units.ids, name="partner"),
-        no_partner=units.ids[np.flatnonzero(state[3] >= 0)],
+        no_partner=units.ids[np.flatnonzero(state[_donors.NO_DONOR_AT] >= 0)],
         n_units_swapped=int(swapped.sum()),
         n_rows_swapped=int(units.size[swapped].sum()),
     )
@@ -108,7 +108,7 @@ def _pair(stratum: IntArray, n_strata: int, values: IntArray, sampled: IntArray,
     profiles = stratum[None, :]
     orders, starts, ends = _ordering.donor_index(profiles, np.array([n_strata]), keys, 1.0)
     index = (orders, starts, ends, np.arange(n, dtype=np.int64)[None, :], keys)
-    state = np.full((5, n), -1, dtype=np.int64)
+    state = _donors.new_state(n)
     used = np.zeros(n, dtype=np.uint8)
     _donors.match_upper(sampled, 0, values, profiles, index, state, used)
     return state

@@ -187,7 +187,7 @@ def _swap(prepared: _Prepared, swap_rate: float, rng: np.random.Generator) -> In
     n, n_levels = prepared.risk.shape
     lowest = prepared.areas[-1]
     draws = distribute_draws(np.bincount(lowest, minlength=prepared.n_areas[-1]), swap_rate, rng)
-    state = np.full((5, n), -1, dtype=np.int64)
+    state = _donors.new_state(n)
     used = np.zeros(n, dtype=np.uint8)
     for level in range(n_levels - 1):
         area = prepared.areas[level]
@@ -206,7 +206,7 @@ def _swap_lowest(
     """Lowest level: must-swap households plus a risk-weighted top-up to each area's quota."""
     level = len(prepared.n_areas) - 1
     area = prepared.areas[level]
-    quota = np.maximum(draws - np.bincount(area[state[4] == 1], minlength=len(draws)), 0)
+    quota = np.maximum(draws - np.bincount(area[state[_donors.SAMPLED] == 1], minlength=len(draws)), 0)
     must = np.flatnonzero(prepared.must_level == level)
     if len(must) == 0 and not quota.any():
         return
@@ -246,7 +246,7 @@ def _donor_index(prepared: _Prepared, level: int, rng: np.random.Generator, n_ca
 def _result(data: pd.DataFrame, params: TargetedSwapStep, prepared: _Prepared, state: IntArray) -> SwapResult:
     households = prepared.households
     n = households.n
-    partner = state[0]
+    partner = state[_donors.PARTNER]
     swapped = partner >= 0
     if not np.array_equal(partner[partner[swapped]], np.flatnonzero(swapped)):
         raise InternalError("swap partners are not symmetric; this is a bug in cubeguard")
@@ -257,9 +257,9 @@ def _result(data: pd.DataFrame, params: TargetedSwapStep, prepared: _Prepared, s
     return SwapResult(
         data=exchange(data, households, partner_index, moved),
         partner=pd.Series(ids[partner_index], index=ids, name="partner"),
-        swap_level=_level_names(state[1], names, ids, "swap_level"),
+        swap_level=_level_names(state[_donors.LEVEL], names, ids, "swap_level"),
         matched_profile=pd.Series(
-            pd.arrays.IntegerArray(np.where(swapped, state[2], 0), mask=~swapped),
+            pd.arrays.IntegerArray(np.where(swapped, state[_donors.PROFILE], 0), mask=~swapped),
             index=ids,
             name="matched_profile",
         ),
@@ -292,13 +292,13 @@ def _no_donor(prepared: _Prepared, state: IntArray, names: list[str]) -> pd.Data
     A household that found no donor at a level may still have been taken as a donor later; it is
     listed anyway (as sdcMicro's log does).
     """
-    failed = np.flatnonzero(state[3] >= 0)
+    failed = np.flatnonzero(state[_donors.NO_DONOR_AT] >= 0)
     if len(failed) == 0:
         return pd.DataFrame(
             {"level": _level_categorical(failed, names), "reason": _reasons(np.zeros(0, bool))},
             index=prepared.households.ids[:0],
         )
-    level = state[3][failed]
+    level = state[_donors.NO_DONOR_AT][failed]
     exists = np.zeros(len(failed), dtype=bool)
     for h in np.unique(level):
         rows = level == h
