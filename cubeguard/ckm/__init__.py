@@ -1,4 +1,4 @@
-"""The cell key method for frequency counts (Handbook on SDC v2, 5.4; seed 001).
+"""The cell key method for frequency counts (Handbook on SDC v2, 5.4; Wilak et al. 2024).
 
 * :mod:`~cubeguard.ckm.ptable` - p-tables and ptable's maximum-entropy construction (solved in
   :mod:`~cubeguard.ckm.ptable_solver`); :mod:`~cubeguard.ckm.ptable_modify` - the modified

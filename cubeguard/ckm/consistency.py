@@ -2,7 +2,7 @@
 
 Two cells are the same cell when they count the same population and, for every variable, the same
 code (a dimension at its total counts as the variable being absent): e.g. GEO x SEX totals appear in
-many EU hypercubes. The cell key method guarantees this by construction (seed 001; Handbook on SDC
+many EU hypercubes. The cell key method guarantees this by construction (Wilak et al. 2024; Handbook on SDC
 v2 5.4: the cell key depends only on the set of records); this check proves it on a release.
 """
 

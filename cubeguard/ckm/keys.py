@@ -1,6 +1,6 @@
 """Record keys in an exact, order-independent fixed-point representation.
 
-The cell key method (Eurostat recommendation for the 2021 census; seed 001, Handbook on SDC v2 5.4)
+The cell key method (Eurostat recommendation for the 2021 census; Wilak et al. 2024, Handbook on SDC v2 5.4)
 needs the cell key ``ck = (sum of record keys) mod 1`` to be the same for the same set of records in
 every cube, margin, chunk layout and Dask partitioning. Floating-point sums depend on summation order,
 so cubeguard carries every record key as an unsigned 64-bit integer numerator over a fixed

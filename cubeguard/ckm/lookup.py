@@ -3,7 +3,7 @@
 Interval convention: **[p_int_lb, p_int_ub)** - a cell with count ``i`` takes, among the rows of
 ``i``, the first row whose upper bound is strictly greater than its cell key. This is what the R
 package cellKey does (``lookup_freq`` in ``.ck_perturb_cnts``: ``which.max(ck < ub)``), and the
-cubeguard golden tests reproduce cellKey. Seed 001 (step 4) and the Handbook on SDC v2 (5.4) write
+cubeguard golden tests reproduce cellKey. Wilak et al. (2024, cell key method step 4) and the Handbook on SDC v2 (5.4) write
 the intervals as (lb, ub]; both conventions agree except for a cell key exactly equal to a bound,
 which is possible only with decimal record keys (8-digit keys and 8-digit bounds) - there we
 follow cellKey so that published figures match the reference implementation.
@@ -136,7 +136,7 @@ def lookup_noise(counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable
 
     A cell with count ``i > 0`` and cell key ``ck`` takes the noise ``v`` of the first row of
     count ``min(i, max_i)`` with ``ck < p_int_ub``: intervals [p_int_lb, p_int_ub) as in cellKey
-    (seed 001 writes (lb, ub]; see the module docstring). Count 0 gets noise 0.
+    (Wilak et al. 2024 write (lb, ub]; see the module docstring). Count 0 gets noise 0.
 
     Raises:
         LookupInputError: shapes differ, counts are negative or not integers, or a key is

@@ -1,7 +1,7 @@
 """Perturb whole cubes with the cell key method, chunk by chunk.
 
 Every cell, totals and subtotals included, gets ``noise = v`` of the p-table row selected by its
-count and its cell key ``(sum of record keys) mod 1`` (seed 001; Handbook on SDC v2 5.4). The cell
+count and its cell key ``(sum of record keys) mod 1`` (Wilak et al. 2024; Handbook on SDC v2 5.4). The cell
 key is derived from the exact ``key_sum`` (``cubeguard.ckm.keys``), so the same set of records
 is perturbed the same in every cube, margin and chunk layout.
 """

@@ -3,7 +3,7 @@
 A p-table stores, for every original count ``i``, a noise distribution as intervals of ``[0, 1)``:
 row ``(i, j, p, v, p_int_lb, p_int_ub)`` says that a cell with count ``i`` is published as ``j``
 (noise ``v = j - i``) with probability ``p``, chosen when its cell key falls into
-``[p_int_lb, p_int_ub)`` (Handbook on SDC v2, 5.4; seed 001, steps 3-4).
+``[p_int_lb, p_int_ub)`` (Handbook on SDC v2, 5.4; Wilak et al. 2024, steps 3-4).
 
 :func:`create_cnt_ptable` is ``ptable::create_cnt_ptable`` (R package ptable 1.0.0,
 ``R/pt_create_pTable.R``): one maximum-entropy problem per ``i`` (Giessing 2016, PSD, LNCS 9867),
@@ -43,7 +43,7 @@ class PTableInfeasibleError(CubeguardError):
     def __init__(self, count: int) -> None:
         """Name the original count whose distribution failed.
 
-        D and V are secret (seed 001), so the message names only that count.
+        D and V are secret (Wilak et al. 2024), so the message names only that count.
         """
         super().__init__(
             f"No noise distribution for original count {count} meets the p-table constraints "
@@ -61,7 +61,7 @@ class PTableParams(BaseModel):
     """Parameters of ``ptable::create_cnt_ptable`` (ptable 1.0.0, ``pt_create_pParams``).
 
     ``D``, ``V`` and ``pstay`` are kept out of ``repr`` because they must not be published or
-    logged (seed 001: "the central parameters ... are generally not published").
+    logged (Wilak et al. 2024: "the central parameters ... are generally not published").
 
     Attributes:
         D: maximum absolute noise; ``D = 0`` gives the identity p-table (a cubeguard extension).

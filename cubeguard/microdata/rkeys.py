@@ -2,7 +2,7 @@
 
 A key is a keyed hash of the person id (SplitMix64 finaliser, Steele, Lea and Flood 2014) scaled to
 [0, 1) in steps of 2**-53, so the same person gets the same key whatever order or chunking the
-records come in (cell key method, seed 001: record keys are fixed once per record).
+records come in (cell key method, Wilak et al. 2024: record keys are fixed once per record).
 """
 
 from __future__ import annotations

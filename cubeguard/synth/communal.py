@@ -3,7 +3,7 @@
 Types follow the census notion of institutional households / collective living quarters: care homes
 for the elderly, hospitals, student halls, prisons, military barracks, religious communities,
 homeless shelters, children's homes and other CEs (workers' hostels). Residents are clients, staff
-living in, or family of staff (Frend et al. 2011, seed 003, section 3). Each type fixes the
+living in, or family of staff (Frend et al. 2011, section 3). Each type fixes the
 clients' age and sex profile and their activity (care-home clients are pensioners, students are
 students, soldiers are employed in the armed forces, prisoners are outside the labour force),
 which makes CE populations as homogeneous as they are in real censuses.

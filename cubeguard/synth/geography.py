@@ -2,12 +2,12 @@
 
 Two layouts:
 
-* ``"national"``: a country the size of Poland (EU 2021 census programme, seed 001): 7 NUTS 1,
+* ``"national"``: a country the size of Poland (EU 2021 census programme, Wilak et al. 2024): 7 NUTS 1,
   17 NUTS 2, 73 NUTS 3 and 2,477 LAU (Poland's number of gminas), nominal population 38 million.
   LAU sizes are skewed as in real countries: one capital of 1.86 million, a Zipf series of 72
   regional centres (800k down to ~20k), and ~2,400 small towns and rural municipalities
   (log-normal, median ~9,000).
-* ``"two_regions"``: the Eurostat test hypercube (seed 000, Shlomo 2009, section 2): one NUTS 1 and
+* ``"two_regions"``: the Eurostat test hypercube (Shlomo 2009, section 2): one NUTS 1 and
   two NUTS 2 regions with populations 845,539 and 645,461, five NUTS 3 and 120 LAU.
 
 A layout is a fixed object, independent of the generator's seed and of the number of persons: the
@@ -160,7 +160,7 @@ def _two_regions() -> Layout:
     w[first] = [320_000.0, 60_000.0, 45_000.0, 150_000.0, 40_000.0]
     nuts2_of_lau = _repeat(n3_counts)[lau_parent]
     pop = np.zeros(len(lau), dtype=np.int64)
-    for r, total in enumerate((845_539, 645_461)):  # seed 000, section 2
+    for r, total in enumerate((845_539, 645_461)):  # Shlomo (2009), section 2
         sel = nuts2_of_lau == r
         pop[sel] = _largest_remainder(w[sel], total)
     return Layout(
