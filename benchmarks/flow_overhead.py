@@ -2,8 +2,8 @@
 
 Run: ``uv run python benchmarks/flow_overhead.py [config]`` (default ``configs/demo.yaml``: 1.5M
 synthetic persons, 7 cubes). Both runs recompute every step (``fresh``) into their own output
-folder and publish; the plain run calls each task's undecorated function (``task.fn``) in the
-flow's order, so the difference is orchestration alone: task and flow runs, state and log calls
+folder and publish; the plain run walks the same release table in this process
+(:class:`cubeguard.release.run.PlainRunner`), so the difference is orchestration alone: task and flow runs, state and log calls
 to the local SQLite server, the thread pool, the artifact. The first flow run in a process also
 starts the ephemeral Prefect server; that start-up is reported on its own line.
 Target (issue 5): the flow adds under 20 % to the plain run.
@@ -22,46 +22,35 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._measure import RESULTS, machine, stage
-from cubeguard.cli.runtime import prefect_env
+from cli.runtime import prefect_env
 
 
 def plain_release(
     config: str, overrides: dict[str, Any], release_id: str, steps: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The flow's steps, in order, as plain function calls (no Prefect task or flow run).
+    """The release table walked in this process (no Prefect task or flow run), with the flow's services.
 
     With ``steps``, each step is timed and its peak RSS sampled into ``steps[<step>]``.
     """
-    from cubeguard.errors import ReleaseBlocked
-    from cubeguard.pipeline.run import RunSpec
-    from tasks import release as t
-    from tasks.publish import publish
+    from cubeguard.release.run import PlainRunner, prepare, summary, walk
+    from cubeguard.release.spec import RunSpec
+    from tasks.release import services
 
-    def step(name: str) -> Any:
-        return stage(steps, name) if steps is not None else contextlib.nullcontext()
+    class Timed(PlainRunner):
+        def whole(self, step: Any, spec: Any, earlier: Any) -> Any:
+            with stage(steps, step.name) if steps is not None else contextlib.nullcontext():
+                return super().whole(step, spec, earlier)
 
-    with step("prepare_input"):
-        prepared = t.prepare_input.fn(config, overrides, True)
-    spec = RunSpec(**prepared["spec"])
-    with step("validate"):
-        t.validate.fn(spec)
-    with step("pre_tabular"):
-        t.pre_tabular.fn(spec)
-    with step("tabulate"):
-        t.tabulate.fn(spec)
-    with step("protect"):
-        start = t.protect_start.fn(spec)
-        t.protect_finish.fn(spec, [t.protect_one.fn(spec, c) for c in start["cubes"]])
-    with step("measure"):
-        t.measure.fn(spec)
-    with step("gate"):
-        gated = t.gate.fn(spec)
-    with step("report_html"):
-        t.report_html.fn(spec, gated["rows"])
-    if not gated["passed"]:
-        raise ReleaseBlocked(gated["failures"])
-    with step("publish"):
-        return publish.fn(spec, release_id)  # type: ignore[no-any-return]
+        def map(self, step: Any, spec: Any, items: Any) -> Any:
+            with stage(steps, step.name) if steps is not None else contextlib.nullcontext():
+                return list(super().map(step, spec, items))
+
+    spec = RunSpec(config, overrides, fresh=True, release_id=release_id)
+    with stage(steps, "prepare_input") if steps is not None else contextlib.nullcontext():
+        spec, prepared = prepare(spec, services())
+    results: dict[str, Any] = {"prepare": prepared}
+    walk(spec, Timed(services()), results)
+    return summary(spec, results)
 
 
 def main() -> None:

@@ -1,13 +1,16 @@
-"""The release flow: validate -> pre-tabular -> tabulate -> protect -> measure -> gate -> publish.
+"""The release flow: the core's release table walked with Prefect tasks, every attempt audited.
 
-Every attempt, published, blocked or failed, leaves one record in the internal audit store. The
-output folder is locked for the whole run, so two releases started at once into the same folder
-cannot interleave their writes: the second stops at once with a clear message.
+The steps, their order and resuming live in the core (:mod:`cubeguard.release`); this flow supplies
+a runner whose primitives are tasks, so per-cube and per-partition items fan out over threads or a
+Dask cluster. Every attempt, published, blocked or failed, leaves one record in the internal audit
+store. The output folder is locked for the whole run, so two releases started at once into the same
+folder cannot interleave their writes: the second stops at once with a clear message.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from prefect import Flow, flow, unmapped
@@ -16,31 +19,40 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from cubeguard.audit.record import utc_now
 from cubeguard.config import load_release
 from cubeguard.errors import ReleaseBlocked
-from cubeguard.pipeline.run import RunSpec
 from cubeguard.publish.lock import release_lock
+from cubeguard.release.results import StepResult
+from cubeguard.release.run import Results, summary, walk
+from cubeguard.release.spec import RunSpec
+from cubeguard.release.steps import Earlier, FannedStep, Started, Step
 from cubeguard.secrets import resolve_references
+from tasks.artifact import summary_artifact
 from tasks.audit import audit_run
 from tasks.progress import report
-from tasks.publish import publish, summary_artifact
-from tasks.release import (
-    gate,
-    measure,
-    pre_tabular,
-    prepare_input,
-    protect_finish,
-    protect_one,
-    protect_start,
-    report_html,
-    store_paths,
-    tabulate,
-    tabulate_finish,
-    tabulate_one,
-    tabulate_start,
-    validate,
-)
+from tasks.release import finish_step, prepare_input, run_item, run_step, start_step
 from tasks.secrets import read_prefect_secret
 
 T = TypeVar("T")
+
+
+class TaskRunner:
+    """Runs the release table's steps as Prefect tasks named after the steps."""
+
+    def whole(self, step: Step, spec: RunSpec, earlier: Earlier) -> StepResult:
+        """One task for the whole step."""
+        return run_step.with_options(name=step.name)(spec, step.name, earlier)
+
+    def start(self, step: FannedStep, spec: RunSpec, earlier: Earlier) -> Started:
+        """The step's start task."""
+        return start_step.with_options(name=f"{step.name}-start")(spec, step.name, earlier)
+
+    def map(self, step: FannedStep, spec: RunSpec, items: Sequence[Any]) -> Iterable[Any]:
+        """One task per item, submitted at once to the flow's task runner."""
+        futures = run_item.with_options(name=f"{step.name}-item").map(unmapped(spec), unmapped(step.name), list(items))
+        return (future.result() for future in futures)
+
+    def finish(self, step: FannedStep, spec: RunSpec, pieces: list[Any], earlier: Earlier) -> StepResult:
+        """The step's finish task."""
+        return finish_step.with_options(name=f"{step.name}-finish")(spec, step.name, pieces, earlier)
 
 
 @flow(name="cubeguard-release", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=os.cpu_count() or 2))
@@ -64,40 +76,22 @@ def release_flow(
     release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
     resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
     started = utc_now()
-    state: dict[str, Any] = {"spec": RunSpec(config_path, overrides, fresh=fresh), "gates": None, "published": None}
+    spec = RunSpec(config_path, overrides, fresh=fresh, release_id=release_id, parts=tabulate_parts)
+    results: Results = {}
     with release_lock(release.config.output.folder):
         try:
-            result = _steps(state, release_id, tabulate_parts)
+            spec, results["prepare"] = prepare_input(spec)
+            walk(spec, TaskRunner(), results, progress=report)
         except ReleaseBlocked as exc:
-            audit_run(state["spec"], started, "blocked", state["gates"], None, str(exc))
+            audit_run(spec, results, started, "blocked", str(exc))
             raise
         except BaseException as exc:
-            audit_run(state["spec"], started, "failed", state["gates"], None, f"{type(exc).__name__}: {exc}")
+            audit_run(spec, results, started, "failed", f"{type(exc).__name__}: {exc}")
             raise
-        result["audit"] = audit_run(state["spec"], started, "published", state["gates"], state["published"], None)
+        result = summary(spec, results)
+        result["audit"] = audit_run(spec, results, started, "published", None)
     summary_artifact(result)
     return result
-
-
-def _tabulate(spec: RunSpec, parts: int) -> list[dict[str, object]]:
-    """Tabulate row-group partitions in parallel tasks (Dask workers), then sum them exactly."""
-    start = tabulate_start(spec, parts)
-    if "resumed" in start:
-        return start["resumed"]  # type: ignore[no-any-return]
-    futures = tabulate_one.map(unmapped(spec), range(len(start["parts"])), start["parts"])
-    return tabulate_finish(spec, [f.result() for f in futures])  # type: ignore[no-any-return]
-
-
-def _protect(spec: RunSpec) -> list[dict[str, object]]:
-    """Protect every cube, one task per cube (spread over Dask workers when the flow runs on Dask)."""
-    start = protect_start(spec)
-    if "resumed" in start:
-        return start["resumed"]  # type: ignore[no-any-return]
-    summaries = []
-    for future in protect_one.map(unmapped(spec), start["cubes"]):
-        summaries.append(future.result())
-        report("protect", 1)
-    return protect_finish(spec, summaries)  # type: ignore[no-any-return]
 
 
 def with_dask(flow_fn: Flow[..., T], address: str | None, workers: int) -> Flow[..., T]:
@@ -110,33 +104,3 @@ def with_dask(flow_fn: Flow[..., T], address: str | None, workers: int) -> Flow[
         return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
     cluster = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
     return flow_fn.with_options(task_runner=DaskTaskRunner(cluster_kwargs=cluster))
-
-
-def _steps(state: dict[str, Any], release_id: str | None, parts: int) -> dict[str, Any]:
-    first: RunSpec = state["spec"]
-    prepared = prepare_input(first.config_path, first.overrides, first.fresh)
-    spec = state["spec"] = RunSpec(**prepared["spec"])
-    checked = validate(spec)
-    swapped = pre_tabular(spec)
-    cubes = tabulate(spec) if parts <= 1 else _tabulate(spec, parts)
-    protected = _protect(spec)
-    measured = measure(spec)
-    gated = state["gates"] = gate(spec)
-    report = report_html(spec, gated["rows"])
-    if not gated["passed"]:
-        raise ReleaseBlocked(gated["failures"])
-    published = state["published"] = publish(spec, release_id)
-    return {
-        "release_id": published["release_id"],
-        "published": published["path"],
-        "measures": measured,
-        "gates": {k: v for k, v in gated.items() if k != "rows"},
-        "gate_rows": gated["rows"],
-        "report": report,
-        "input": prepared["input"],
-        "validation": checked,
-        "cubes": cubes,
-        "pre_tabular": swapped,
-        "protection": protected,
-        "stores": store_paths(spec),
-    }

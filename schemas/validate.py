@@ -21,6 +21,7 @@ import pyarrow as pa
 from cubeguard.config.load import Release
 from cubeguard.errors import CubeguardError
 from cubeguard.microdata.read import available_columns, iter_batches
+from cubeguard.release.results import Validated
 from schemas.households import HouseholdChecker
 from schemas.microdata import microdata_schema
 
@@ -150,3 +151,13 @@ def _check_unique(column: str, chunks: list[np.ndarray], report: ValidationRepor
     if dup.size:
         rows = np.sort(order[dup + 1])[:SAMPLES]
         report.add(column, "unique person id", dup.size, [{"row": int(r), column: ids[r]} for r in rows])
+
+
+def validate_release(release: Release, progress: Callable[[str, int], None] | None = None) -> Validated:
+    """The release's validate step: every rule checked, the full report kept internal on failure."""
+    rep = validate_microdata(
+        release,
+        release.config.output.validation_report,
+        progress=(lambda n: progress("validate", n)) if progress else None,
+    )
+    return Validated(records=rep.records)

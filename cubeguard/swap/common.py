@@ -29,7 +29,12 @@ class SwapSeedError(CubeguardError):
 def generator(seed: int) -> np.random.Generator:
     """The PCG64 generator every swapping method draws from, seeded explicitly."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise SwapSeedError(f"seed must be a non-negative integer, got {seed!r}")
+        got = (
+            "a negative integer"
+            if isinstance(seed, int | np.integer) and not isinstance(seed, bool)
+            else type(seed).__name__
+        )
+        raise SwapSeedError(f"seed must be a non-negative integer, got {got} (the value is secret, so it is not shown)")
     return np.random.Generator(np.random.PCG64(int(seed)))
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cubeguard.cli.main import app
+from cli.main import app
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "ptable"
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.prefect
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PREFECT_HOME": str(cwd / ".prefect"), "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "cubeguard.cli.main", *args],
+        [sys.executable, "-m", "cli.main", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -69,7 +69,7 @@ def test_method_config_problem_exits_2_before_any_data_is_read(
     config = tmp_path / "c.yaml"
     config.write_text(TINY_CONFIG.replace(CELL_KEY, steps))
     run = subprocess.run(
-        [sys.executable, "-m", "cubeguard.cli.main", "release", str(config)],
+        [sys.executable, "-m", "cli.main", "release", str(config)],
         cwd=tmp_path,
         env={**os.environ, **env, "PREFECT_HOME": str(tmp_path / ".prefect"), "COLUMNS": "300"},
         capture_output=True,

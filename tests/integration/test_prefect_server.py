@@ -81,7 +81,7 @@ def test_served_deployment_runs_with_a_parameter_changed_from_the_ui(server: dic
     (tmp_path / "tiny.yaml").write_text(TINY_CONFIG)
     log = (tmp_path / "serve.log").open("w")
     serve = subprocess.Popen(
-        [sys.executable, "-m", "cubeguard.cli.main", "serve", "tiny.yaml"],
+        [sys.executable, "-m", "cli.main", "serve", "tiny.yaml"],
         cwd=tmp_path, env=server, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:

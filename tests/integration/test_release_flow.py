@@ -81,13 +81,13 @@ def clean_release(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 # The core function each step's task calls, where a crash is injected.
 CRASH_POINTS = {
-    "validate": "tasks.release.validate_microdata",
-    "tabulate": "tasks.release.write_tabulation",
-    "protect": "tasks.release.protect_cube",
-    "measure": "tasks.release.measure_release",
-    "gate": "tasks.release.run_gates",
-    "report": "tasks.release.build_report",
-    "publish": "tasks.publish.publish_release",
+    "validate": "schemas.validate.validate_microdata",
+    "tabulate": "cubeguard.release.steps.write_tabulation",
+    "protect": "cubeguard.release.steps.protect_cube",
+    "measure": "cubeguard.release.steps.measure_release",
+    "gate": "expectations.release.run_gates",
+    "report": "cubeguard.release.steps.build_report",
+    "publish": "cubeguard.release.steps.publish_release",
 }
 
 
@@ -114,7 +114,7 @@ def test_rerun_after_a_crash_does_not_redo_finished_steps(config: Path, monkeypa
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise OSError("injected")
 
-    monkeypatch.setattr("tasks.release.measure_release", crash)
+    monkeypatch.setattr("cubeguard.release.steps.measure_release", crash)
     with pytest.raises(OSError, match="injected"):
         release_flow(str(config), release_id="r1")
     out = config.parent / "out"

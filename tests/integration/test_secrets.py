@@ -37,7 +37,7 @@ def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
         "PREFECT_LOGGING_LEVEL": "DEBUG",
     }
     run = subprocess.run(
-        [sys.executable, "-m", "cubeguard.cli.main", "release", str(tiny_release)],
+        [sys.executable, "-m", "cli.main", "release", str(tiny_release)],
         cwd=tiny_release.parent,
         env=env,
         capture_output=True,

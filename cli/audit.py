@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cli.errors import user_errors
 from cubeguard.audit.store import AuditStore
-from cubeguard.cli.errors import user_errors
 from cubeguard.errors import CubeguardError
 
 app = typer.Typer(help="The internal audit trail of release runs.", no_args_is_help=True)
@@ -84,7 +84,7 @@ def reproduce(
     into: Path = typer.Option(None, "--into", help="Scratch output folder (default: a new folder beside the release)."),
 ) -> None:
     """Rerun a published release from its record and compare every published file bit for bit."""
-    from cubeguard.cli.runtime import prefect_env
+    from cli.runtime import prefect_env
 
     with open_store(config, url) as store:
         record = store.get(int(ref) if ref.isdigit() else ref).record

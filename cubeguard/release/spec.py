@@ -1,7 +1,7 @@
-"""One run of a release: the config (with run-time overrides) and the key its outputs depend on.
+"""One run of a release: the config (with run-time overrides), its options and the key its outputs depend on.
 
-The flow computes a :class:`RunSpec` once and hands it to every task; each task reloads the
-release from it (cheap) rather than receiving large objects, and uses ``key`` to resume.
+The run's first step computes a :class:`RunSpec` with its key once; every later step gets it and
+reloads the release from it (cheap) rather than receiving large objects, and resumes by ``key``.
 """
 
 from __future__ import annotations
@@ -14,18 +14,29 @@ from typing import Any
 
 from cubeguard.audit.record import code_version
 from cubeguard.config.load import Release, load_release
-from cubeguard.pipeline.ledger import StepLedger, file_fingerprint, run_key
+from cubeguard.release.ledger import file_fingerprint, run_key
 from cubeguard.secrets import SecretResolver, resolve_references
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What every task of one release run needs: where the config is, its overrides, the run key."""
+    """What every step of one release run needs: config, overrides, run options and the run key.
+
+    Attributes:
+        config_path: The release config (YAML).
+        overrides: Config keys changed for this run, e.g. ``{"steps[0].js": 3}``.
+        key: The run key (:func:`release_key`), set by the first step; empty before.
+        fresh: Recompute every step even if an earlier attempt finished it.
+        release_id: The published folder name (default ``<name>-<UTC time>``).
+        parts: Tabulate in this many row-group partitions at once (for Dask workers).
+    """
 
     config_path: str
     overrides: dict[str, Any] = field(default_factory=dict)
     key: str = ""
     fresh: bool = False
+    release_id: str | None = None
+    parts: int = 1
 
     def release(self) -> Release:
         """The validated release of this run (config file plus overrides), loaded once per process.
@@ -57,21 +68,3 @@ def release_key(release: Release, reader: SecretResolver | None = None) -> str:
             "code": {k: v for k, v in code_version().items() if k in ("package", "commit")},
         }
     )
-
-
-def ledger_of(release: Release) -> StepLedger:
-    """The finished-step records of the release's output folder."""
-    return StepLedger(release.config.output.internal / "steps")
-
-
-def step_outputs(release: Release, step: str) -> list[Path]:
-    """The paths a step writes (its ledger entry is valid only while they exist)."""
-    out = release.config.output
-    return {
-        "validate": [],
-        "pre_tabular": [out.swapped_microdata] if release.config.pre_tabular else [],
-        "tabulate": [out.original_store],
-        "protect": [out.protected_store],
-        "measure": [out.internal / "measures.parquet"],
-        "gate": [out.internal / "gates.json"],
-    }.get(step, [])

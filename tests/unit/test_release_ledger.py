@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from cubeguard.pipeline.ledger import StepLedger, file_fingerprint, run_key
+from cubeguard.release.ledger import StepLedger, file_fingerprint, run_key
+
+ORDER = ("validate", "pre_tabular", "tabulate", "protect", "measure", "gate")
 
 
 def test_reused_only_for_the_same_key_and_existing_outputs(tmp_path: Path) -> None:
-    ledger = StepLedger(tmp_path / "steps")
+    ledger = StepLedger(tmp_path / "steps", ORDER)
     store = tmp_path / "original.zarr"
     store.mkdir()
     calls: list[str] = []
@@ -24,7 +26,7 @@ def test_reused_only_for_the_same_key_and_existing_outputs(tmp_path: Path) -> No
 
 
 def test_beginning_a_step_forgets_it_and_every_later_step(tmp_path: Path) -> None:
-    ledger = StepLedger(tmp_path / "steps")
+    ledger = StepLedger(tmp_path / "steps", ORDER)
     for step in ("validate", "tabulate", "protect", "measure"):
         ledger.record(step, "k", {"step": step}, [])
     ledger.begin("protect")
@@ -33,7 +35,7 @@ def test_beginning_a_step_forgets_it_and_every_later_step(tmp_path: Path) -> Non
 
 
 def test_a_crash_inside_a_step_leaves_no_entry(tmp_path: Path) -> None:
-    ledger = StepLedger(tmp_path / "steps")
+    ledger = StepLedger(tmp_path / "steps", ORDER)
     ledger.record("protect", "k", ["old"], [])
 
     def crash() -> None:
@@ -42,6 +44,15 @@ def test_a_crash_inside_a_step_leaves_no_entry(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="injected"):
         ledger.run("protect", "other", [], crash)
     assert ledger.lookup("protect", "k") is None and ledger.lookup("protect", "other") is None
+
+
+def test_a_fresh_run_never_reuses_a_record(tmp_path: Path) -> None:
+    ledger = StepLedger(tmp_path / "steps", ORDER)
+    ledger.record("tabulate", "k", {"cubes": 3}, [])
+    ledger.record("gate", "k", {"passed": True}, [])
+    assert ledger.resume("tabulate", "k") == {"cubes": 3}
+    assert ledger.resume("tabulate", "k", fresh=True) is None
+    assert ledger.lookup("tabulate", "k") is None and ledger.lookup("gate", "k") is None
 
 
 def test_run_key_and_fingerprint_change_with_their_inputs(tmp_path: Path) -> None:

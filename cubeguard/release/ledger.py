@@ -20,8 +20,6 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-STEPS = ("validate", "pre_tabular", "tabulate", "protect", "measure", "gate")
-
 
 def run_key(parts: Mapping[str, Any]) -> str:
     """A digest of everything a release's outputs depend on (internal: it covers secret values)."""
@@ -39,9 +37,13 @@ def file_fingerprint(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class StepLedger:
-    """The finished-step records of one output folder (``internal/steps``)."""
+    """The finished-step records of one output folder (``internal/steps``).
+
+    ``order`` lists the resumable steps in the order they run: beginning one forgets the later ones.
+    """
 
     folder: Path
+    order: tuple[str, ...]
 
     def lookup(self, step: str, key: str) -> Any | None:
         """The recorded result of ``step`` if it finished for ``key`` and its outputs still exist."""
@@ -55,7 +57,7 @@ class StepLedger:
 
     def begin(self, step: str) -> None:
         """Forget ``step`` and every later step (their outputs are about to be rewritten)."""
-        later = STEPS[STEPS.index(step) :] if step in STEPS else (step,)
+        later = self.order[self.order.index(step) :] if step in self.order else (step,)
         for name in later:
             (self.folder / f"{name}.json").unlink(missing_ok=True)
 
@@ -71,12 +73,21 @@ class StepLedger:
             os.fsync(fh.fileno())
         tmp.replace(target)
 
+    def resume(self, step: str, key: str, fresh: bool = False) -> Any | None:
+        """The recorded result of ``step`` for ``key``; else None, with ``step`` and later steps forgotten.
+
+        With ``fresh`` the record is never reused: every step is recomputed.
+        """
+        done = None if fresh else self.lookup(step, key)
+        if done is None:
+            self.begin(step)
+        return done
+
     def run(self, step: str, key: str, outputs: Sequence[Path], compute: Callable[[], T]) -> tuple[T, bool]:
         """``compute()`` unless ``step`` already finished for ``key``; returns (result, resumed)."""
-        done = self.lookup(step, key)
+        done = self.resume(step, key)
         if done is not None:
             return done, True
-        self.begin(step)
         result = compute()
         self.record(step, key, result, outputs)
         return result, False

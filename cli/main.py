@@ -10,10 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cubeguard.cli.audit import app as audit_app
-from cubeguard.cli.errors import user_errors
-from cubeguard.cli.progress import StageBars
-from cubeguard.cli.runtime import prefect_env
+from cli.audit import app as audit_app
+from cli.errors import user_errors
+from cli.progress import StageBars
+from cli.runtime import prefect_env
 
 app = typer.Typer(help="Protect census hypercubes before publication.", no_args_is_help=True, add_completion=False)
 app.add_typer(audit_app, name="audit")

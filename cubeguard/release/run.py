@@ -1,0 +1,165 @@
+"""Walking the release table: prepare the run, run each step in order, summarise, audit.
+
+:func:`walk` is the one place that orders a release. It asks a :class:`Runner` to run each step
+(whole, or fanned out into items); :class:`PlainRunner` runs them in this process, and the Prefect
+flow passes a runner whose primitives are tasks. Either way each result lands in ``results`` as soon
+as its step finishes, so whoever records the attempt sees how far a failed run got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, MutableMapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol
+
+from cubeguard.pipeline.auditing import record_attempt
+from cubeguard.pipeline.inputs import ensure_microdata
+from cubeguard.release.results import Gated, Prepared, Published, StepResult
+from cubeguard.release.spec import RunSpec, release_key
+from cubeguard.release.steps import (
+    STEPS,
+    Earlier,
+    FannedStep,
+    Progress,
+    Services,
+    Started,
+    Step,
+    finish_step,
+    run_item,
+    run_step,
+    start_step,
+)
+
+Results = MutableMapping[str, StepResult]
+
+
+def prepare(spec: RunSpec, services: Services) -> tuple[RunSpec, Prepared]:
+    """Generate the synthetic census if asked and absent; the run spec with its key, and the input."""
+    release = spec.release()
+    source = ensure_microdata(release, progress=services.progress)
+    return replace(spec, key=release_key(release, services.resolver)), Prepared(**source)
+
+
+class Runner(Protocol):
+    """How a caller runs the steps: in this process, or as tasks of an orchestrator."""
+
+    def whole(self, step: Step, spec: RunSpec, earlier: Earlier) -> StepResult:
+        """Run ``step`` as one unit."""
+        ...
+
+    def start(self, step: FannedStep, spec: RunSpec, earlier: Earlier) -> Started:
+        """Begin a fanned-out step: its earlier result, or its items."""
+        ...
+
+    def map(self, step: FannedStep, spec: RunSpec, items: Sequence[Any]) -> Iterable[Any]:
+        """Run every item (possibly at once, anywhere); the pieces in item order."""
+        ...
+
+    def finish(self, step: FannedStep, spec: RunSpec, pieces: list[Any], earlier: Earlier) -> StepResult:
+        """Join the pieces into the step's result."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlainRunner:
+    """Runs every step in this process, one item after another."""
+
+    services: Services
+
+    def whole(self, step: Step, spec: RunSpec, earlier: Earlier) -> StepResult:
+        """Run ``step`` as one unit."""
+        return run_step(spec, step.name, self.services, earlier)
+
+    def start(self, step: FannedStep, spec: RunSpec, earlier: Earlier) -> Started:
+        """Begin a fanned-out step."""
+        return start_step(spec, step.name, self.services, earlier)
+
+    def map(self, step: FannedStep, spec: RunSpec, items: Sequence[Any]) -> Iterable[Any]:
+        """Run the items one after another."""
+        return (run_item(spec, step.name, item, self.services) for item in items)
+
+    def finish(self, step: FannedStep, spec: RunSpec, pieces: list[Any], earlier: Earlier) -> StepResult:
+        """Join the pieces."""
+        return finish_step(spec, step.name, pieces, self.services, earlier)
+
+
+def walk(spec: RunSpec, runner: Runner, results: Results, progress: Progress | None = None) -> Results:
+    """Run the release table in order into ``results``; a blocked gate raises at publish.
+
+    Raises:
+        ReleaseBlocked: a gate failed (after the report was written); nothing is published.
+    """
+    for step in STEPS:
+        earlier = {name: results[name] for name in step.needs}
+        if isinstance(step, FannedStep) and step.fans_out(spec):
+            results[step.name] = _fan_out(step, spec, runner, earlier, progress)
+        else:
+            results[step.name] = runner.whole(step, spec, earlier)
+    return results
+
+
+def _fan_out(
+    step: FannedStep, spec: RunSpec, runner: Runner, earlier: Earlier, progress: Progress | None
+) -> StepResult:
+    started = runner.start(step, spec, earlier)
+    if started.resumed is not None:
+        return started.resumed
+    pieces = []
+    for piece in runner.map(step, spec, started.items):
+        pieces.append(piece)
+        if step.stage and progress:
+            progress(step.stage, 1)
+    return runner.finish(step, spec, pieces, earlier)
+
+
+def summary(spec: RunSpec, results: Results) -> dict[str, Any]:
+    """The run's public summary (for the CLI, the Prefect artifact and the flow's return value)."""
+    data = {name: result.to_json() for name, result in results.items()}
+    gate = data["gate"]
+    out = spec.release().config.output
+    return {
+        "release_id": data["publish"]["release_id"],
+        "published": data["publish"]["path"],
+        "measures": data["measure"],
+        "gates": {k: v for k, v in gate.items() if k != "rows"},
+        "gate_rows": gate["rows"],
+        "report": data["report"]["path"],
+        "input": data["prepare"],
+        "validation": data["validate"],
+        "cubes": data["tabulate"]["cubes"],
+        "pre_tabular": data["pre_tabular"],
+        "protection": data["protect"]["cubes"],
+        "stores": {"original": str(out.original_store), "protected": str(out.protected_store)},
+    }
+
+
+Outcome = Literal["published", "blocked", "failed"]
+
+
+def audit_attempt(
+    spec: RunSpec,
+    results: Results,
+    *,
+    started_at: str,
+    outcome: Outcome,
+    error: str | None,
+    run_id: str,
+    attempt: int,
+    resolver: Any = None,
+) -> dict[str, Any]:
+    """Append this attempt's record to the internal audit store; its sequence number and hash."""
+    gated = results.get("gate")
+    published = results.get("publish")
+    stored = record_attempt(
+        spec.release(),
+        run_id=run_id,
+        attempt=attempt,
+        started_at=started_at,
+        outcome=outcome,
+        overrides=spec.overrides,
+        gates=list(gated.rows) if isinstance(gated, Gated) else None,
+        published=published.to_json() if isinstance(published, Published) else None,
+        error=error,
+        reader=resolver,
+    )
+    return {"seq": stored.seq, "hash": stored.hash}

@@ -1,0 +1,312 @@
+"""The release as an ordered table of steps, and the functions that run one step with resuming.
+
+A release is :data:`STEPS`, in order: validate, pre-tabular, tabulate, protect, measure, gate,
+report, publish. Each :class:`Step` names its frozen result type, the earlier results it needs, the
+paths it writes and how it computes; a :class:`FannedStep` also splits into items (one per cube, or
+one per row-group partition) that may run at once on threads, processes or Dask workers, and a
+``finish`` that joins them. Validation (Pandera) and gating (Great Expectations) come in as
+:class:`Services`, so the core stays free of both.
+
+:func:`run_step`, :func:`start_step`, :func:`run_item` and :func:`finish_step` are all a caller
+(a Prefect task, a plain loop) needs; resuming is theirs alone, through the
+:class:`~cubeguard.release.ledger.StepLedger`: a step that finished for the same run key, with its
+outputs still there, returns its recorded result instead of running again.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from cubeguard.audit.record import sha256_file
+from cubeguard.config.load import Release
+from cubeguard.errors import InternalError, ReleaseBlocked
+from cubeguard.pipeline.measure import measure_release, measures_file
+from cubeguard.pipeline.pretabular import apply_pre_tabular
+from cubeguard.pipeline.protection import ProtectionSummary, protect_cube, start_protected_store
+from cubeguard.pipeline.tabulate_parts import parts_folder, plan_parts, sum_parts, tabulate_part
+from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
+from cubeguard.publish.manifest import MANIFEST_NAME
+from cubeguard.publish.stage import make_release_id, publish_release
+from cubeguard.release.ledger import StepLedger
+from cubeguard.release.results import (
+    Gated,
+    Measured,
+    PreTabulated,
+    Protected,
+    Published,
+    Reported,
+    StepResult,
+    Tabulated,
+    Validated,
+)
+from cubeguard.release.spec import RunSpec
+from cubeguard.report.build import build_report
+from cubeguard.secrets import SecretResolver
+
+Progress = Callable[[str, int], None]
+Earlier = Mapping[str, StepResult]
+
+
+class Validator(Protocol):
+    """Validates a release's microdata (raises on bad input, nothing written)."""
+
+    def __call__(self, release: Release, progress: Progress | None = None) -> Validated:
+        """Check every rule; raise (nothing written) if any fails."""
+        ...
+
+
+class Gatekeeper(Protocol):
+    """Runs the release gates on the stores and the measures table."""
+
+    def __call__(self, release: Release) -> Gated:
+        """The gates' verdict on ``release``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Services:
+    """What release steps take from outside the core: secrets, progress, validation and gates."""
+
+    validate: Validator
+    gate: Gatekeeper
+    resolver: SecretResolver | None = None
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a step computes from: the run, its release, the services and the earlier results it needs."""
+
+    spec: RunSpec
+    release: Release
+    services: Services
+    earlier: Earlier = field(default_factory=dict)
+
+    def result(self, step: str) -> Any:
+        """The result of an earlier step this step declared in ``needs``."""
+        try:
+            return self.earlier[step]
+        except KeyError:
+            raise InternalError(f"a release step needs the result of {step!r} but was not given it") from None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the release table."""
+
+    name: str
+    result: type[StepResult]
+    compute: Callable[[Context], StepResult]
+    outputs: Callable[[Release], list[Path]] = lambda release: []
+    needs: tuple[str, ...] = ()
+    resumable: bool = True
+
+    def fans_out(self, spec: RunSpec) -> bool:
+        """Whether this run splits the step into items (per cube or partition)."""
+        return False
+
+
+@dataclass(frozen=True)
+class FannedStep(Step):
+    """A step that may split into independent items, run anywhere, then joined by ``finish``."""
+
+    items: Callable[[Context], list[Any]] = lambda ctx: []
+    one: Callable[[Context, Any], Any] = lambda ctx, item: None
+    finish: Callable[[Context, list[Any]], StepResult] = lambda ctx, pieces: StepResult()
+    when: Callable[[RunSpec], bool] = lambda spec: True
+    #: Progress stage advanced by one per finished item (None: the items report their own).
+    stage: str | None = None
+
+    def fans_out(self, spec: RunSpec) -> bool:
+        """Whether this run splits the step into items."""
+        return self.when(spec)
+
+
+def _pre_tabular(ctx: Context) -> PreTabulated:
+    summary = apply_pre_tabular(ctx.release, ctx.services.resolver, progress=ctx.services.progress)
+    return PreTabulated.from_json(summary)
+
+
+def _tabulate(ctx: Context) -> Tabulated:
+    tab = tabulate_release(ctx.release, progress=ctx.services.progress, resolver=ctx.services.resolver)
+    store = ctx.release.config.output.original_store
+    return Tabulated(tuple(write_tabulation(ctx.release, tab, store, progress=ctx.services.progress)))
+
+
+def _tabulate_items(ctx: Context) -> list[Any]:
+    return list(enumerate(plan_parts(ctx.release, ctx.spec.parts)))
+
+
+def _tabulate_one(ctx: Context, item: tuple[int, tuple[list[int], int]]) -> str:
+    k, part = item
+    return tabulate_part(ctx.release, k, part, ctx.services.resolver)
+
+
+def _tabulate_finish(ctx: Context, files: list[str]) -> Tabulated:
+    store = ctx.release.config.output.original_store
+    cubes = write_tabulation(ctx.release, sum_parts(ctx.release, files), store, progress=ctx.services.progress)
+    shutil.rmtree(parts_folder(ctx.release), ignore_errors=True)
+    return Tabulated(tuple(cubes))
+
+
+def _protect_items(ctx: Context) -> list[Any]:
+    out = ctx.release.config.output
+    return list(start_protected_store(out.original_store, out.protected_store))
+
+
+def _protect_one(ctx: Context, cube_id: str) -> ProtectionSummary:
+    out = ctx.release.config.output
+    return protect_cube(ctx.release, cube_id, out.original_store, out.protected_store, ctx.services.resolver)
+
+
+def _protect_finish(ctx: Context, summaries: list[ProtectionSummary]) -> Protected:
+    return Protected(tuple(sorted(summaries, key=lambda s: s.cube_id)))
+
+
+def _report(ctx: Context) -> Reported:
+    gated: Gated = ctx.result("gate")
+    release = ctx.release
+    measures = pd.read_parquet(measures_file(release))
+    title = f"Release {release.config.name}"
+    return Reported(
+        str(build_report(release.config.output.folder, gates=list(gated.rows), measures=measures, title=title))
+    )
+
+
+def _publish(ctx: Context) -> Published:
+    """Publish only what passed every gate: a blocked release raises here and writes nothing."""
+    gated: Gated = ctx.result("gate")
+    if not gated.passed:
+        raise ReleaseBlocked(list(gated.failures))
+    release = ctx.release
+    rid = ctx.spec.release_id or make_release_id(release.config.name, datetime.now(UTC))
+    out = release.config.output
+    done = publish_release(release, rid, out.protected_store, out.exports, progress=ctx.services.progress)
+    checksums = {**done.checksums, MANIFEST_NAME: sha256_file(done.path / MANIFEST_NAME)}
+    return Published(release_id=rid, path=str(done.path), checksums=checksums)
+
+
+def _outputs(*paths: Callable[[Release], Path]) -> Callable[[Release], list[Path]]:
+    return lambda release: [p(release) for p in paths]
+
+
+#: The release, in order. The ledger resumes the resumable steps; report and publish always run.
+STEPS: tuple[Step, ...] = (
+    Step("validate", Validated, lambda ctx: ctx.services.validate(ctx.release, ctx.services.progress)),
+    Step(
+        "pre_tabular",
+        PreTabulated,
+        _pre_tabular,
+        outputs=lambda r: [r.config.output.swapped_microdata] if r.config.pre_tabular else [],
+    ),
+    FannedStep(
+        "tabulate",
+        Tabulated,
+        _tabulate,
+        outputs=_outputs(lambda r: r.config.output.original_store),
+        items=_tabulate_items,
+        one=_tabulate_one,
+        finish=_tabulate_finish,
+        when=lambda spec: spec.parts > 1,
+    ),
+    FannedStep(
+        "protect",
+        Protected,
+        lambda ctx: _protect_finish(ctx, [_protect_one(ctx, c) for c in _protect_items(ctx)]),
+        outputs=_outputs(lambda r: r.config.output.protected_store),
+        items=_protect_items,
+        one=_protect_one,
+        finish=_protect_finish,
+        stage="protect",
+    ),
+    Step("measure", Measured, lambda ctx: Measured(str(measure_release(ctx.release))), outputs=_outputs(measures_file)),
+    Step(
+        "gate",
+        Gated,
+        lambda ctx: ctx.services.gate(ctx.release),
+        outputs=_outputs(lambda r: r.config.output.internal / "gates.json"),
+    ),
+    Step("report", Reported, _report, needs=("gate",), resumable=False),
+    Step("publish", Published, _publish, needs=("gate",), resumable=False),
+)
+BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
+
+
+def step_named(name: str) -> Step:
+    """The step of the table called ``name``."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise InternalError(f"no release step named {name!r}; this is a bug in cubeguard") from None
+
+
+def ledger_of(release: Release) -> StepLedger:
+    """The finished-step records of the release's output folder."""
+    order = tuple(s.name for s in STEPS if s.resumable)
+    return StepLedger(release.config.output.internal / "steps", order)
+
+
+def _context(spec: RunSpec, services: Services, earlier: Earlier | None = None) -> Context:
+    return Context(spec, spec.release(), services, earlier or {})
+
+
+def _resumed(step: Step, ctx: Context) -> StepResult | None:
+    if not step.resumable:
+        return None
+    done = ledger_of(ctx.release).resume(step.name, ctx.spec.key, ctx.spec.fresh)
+    return None if done is None else step.result.from_json(done)
+
+
+def _record(step: Step, ctx: Context, result: StepResult) -> StepResult:
+    if step.resumable:
+        ledger_of(ctx.release).record(step.name, ctx.spec.key, result.to_json(), step.outputs(ctx.release))
+    return result
+
+
+def run_step(spec: RunSpec, name: str, services: Services, earlier: Earlier | None = None) -> StepResult:
+    """Run step ``name`` whole, or return its result from an earlier attempt of this run."""
+    step, ctx = step_named(name), _context(spec, services, earlier)
+    done = _resumed(step, ctx)
+    return done if done is not None else _record(step, ctx, step.compute(ctx))
+
+
+@dataclass(frozen=True)
+class Started:
+    """A fanned-out step's start: its result from an earlier attempt, or the items to run."""
+
+    resumed: StepResult | None = None
+    items: tuple[Any, ...] = ()
+
+
+def start_step(spec: RunSpec, name: str, services: Services, earlier: Earlier | None = None) -> Started:
+    """Begin fanned-out step ``name``: its recorded result if it finished before, else its items."""
+    step, ctx = _fanned(name), _context(spec, services, earlier)
+    done = _resumed(step, ctx)
+    return Started(resumed=done) if done is not None else Started(items=tuple(step.items(ctx)))
+
+
+def run_item(spec: RunSpec, name: str, item: Any, services: Services) -> Any:
+    """One item of fanned-out step ``name`` (the same wherever it runs)."""
+    return _fanned(name).one(_context(spec, services), item)
+
+
+def finish_step(
+    spec: RunSpec, name: str, pieces: Sequence[Any], services: Services, earlier: Earlier | None = None
+) -> StepResult:
+    """Join the items of fanned-out step ``name`` into its result and record that it finished."""
+    step, ctx = _fanned(name), _context(spec, services, earlier)
+    return _record(step, ctx, step.finish(ctx, list(pieces)))
+
+
+def _fanned(name: str) -> FannedStep:
+    step = step_named(name)
+    if not isinstance(step, FannedStep):
+        raise InternalError(f"release step {name!r} does not fan out; this is a bug in cubeguard")
+    return step

@@ -1,0 +1,122 @@
+"""The release table walked without Prefect: the same release as the flow, resumed by the ledger alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cubeguard.audit.record import sha256_file
+from cubeguard.errors import ReleaseBlocked
+from cubeguard.pipeline.protection import ProtectionSummary
+from cubeguard.pipeline.tabulation import CubeSummary
+from cubeguard.release.results import (
+    Gated,
+    Measured,
+    Prepared,
+    PreTabulated,
+    Protected,
+    Published,
+    Reported,
+    StepResult,
+    Tabulated,
+    Validated,
+)
+from cubeguard.release.run import PlainRunner, Results, prepare, summary, walk
+from cubeguard.release.spec import RunSpec
+from cubeguard.release.steps import STEPS, Context, FannedStep, Services, step_named
+from expectations.release import gate_release
+from schemas.validate import validate_release
+from tests.conftest import TINY_CONFIG, tiny_microdata
+
+
+def _services() -> Services:
+    return Services(validate=validate_release, gate=gate_release)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    tiny_microdata().to_parquet(tmp_path / "data" / "persons.parquet")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CONFIG)
+    return path
+
+
+def _release(config: Path, release_id: str, **options: Any) -> tuple[RunSpec, Results]:
+    spec, prepared = prepare(RunSpec(str(config), release_id=release_id, **options), _services())
+    results: Results = {"prepare": prepared}
+    walk(spec, PlainRunner(_services()), results)
+    return spec, results
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {p.name: sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+
+
+def test_the_table_is_the_release_in_order() -> None:
+    assert [s.name for s in STEPS] == [
+        "validate",
+        "pre_tabular",
+        "tabulate",
+        "protect",
+        "measure",
+        "gate",
+        "report",
+        "publish",
+    ]
+    assert [s.name for s in STEPS if not s.resumable] == ["report", "publish"]  # always run, never reused
+    assert {s.name for s in STEPS if isinstance(s, FannedStep)} == {"tabulate", "protect"}
+    for step in STEPS:  # a step needs only results of steps before it
+        assert all([s.name for s in STEPS].index(n) < [s.name for s in STEPS].index(step.name) for n in step.needs)
+
+
+RESULTS: list[StepResult] = [
+    Prepared(path="p.parquet", generated=False, records=12),
+    Validated(records=12),
+    PreTabulated(steps=("swap",), households_swapped=(3,), persons_swapped=(7,)),
+    Tabulated((CubeSummary("c1", 2, 9, 4, 12, 0.25),)),
+    Protected((ProtectionSummary("c1", ["ckm"], 9, 0.5, 1, 2),)),
+    Measured("m.parquet"),
+    Gated(passed=False, failures=("c1: small cells",), rows=({"cube": "c1", "status": "fail"},), docs=None),
+    Reported("report.html"),
+    Published(release_id="r1", path="out/published/r1", checksums={"a.csv": "00"}),
+]
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=lambda r: type(r).__name__)
+def test_every_result_reads_back_from_the_ledger_as_itself(result: StepResult) -> None:
+    assert type(result).from_json(json.loads(json.dumps(result.to_json()))) == result
+
+
+def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_step(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, first = _release(config, "r1")
+    published = Path(summary(spec, first)["published"])
+    assert published == config.parent / "out" / "published" / "r1" and (published / "manifest.json").is_file()
+
+    def must_not_run(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a finished step ran again")
+
+    for name in ("write_tabulation", "protect_cube", "measure_release", "apply_pre_tabular"):
+        monkeypatch.setattr(f"cubeguard.release.steps.{name}", must_not_run)
+    monkeypatch.setattr("schemas.validate.validate_microdata", must_not_run)
+    monkeypatch.setattr("expectations.release.run_gates", must_not_run)
+    _, again = _release(config, "r2")  # same run key: every resumable step comes from the ledger
+    assert {k: v for k, v in again.items() if k not in ("report", "publish")} == {
+        k: v for k, v in first.items() if k not in ("report", "publish")
+    }
+    assert _files(config.parent / "out" / "published" / "r2") == _files(published)
+
+
+def test_publish_refuses_a_release_whose_gates_failed(config: Path) -> None:
+    spec, _ = prepare(RunSpec(str(config), release_id="r1"), _services())
+    blocked = Gated(passed=False, failures=("c1: 3 cells of 1 or 2 unchanged",), rows=())
+    ctx = Context(spec, spec.release(), _services(), {"gate": blocked})
+    with pytest.raises(ReleaseBlocked) as info:
+        step_named("publish").compute(ctx)
+    assert info.value.failures == ["c1: 3 cells of 1 or 2 unchanged"]
+    assert not (config.parent / "out" / "published").exists()
