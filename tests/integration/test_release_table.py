@@ -29,7 +29,6 @@ from cubeguard.release.spec import RunSpec
 from cubeguard.release.steps import STEPS, Context, FannedStep, Services, step_named
 from expectations.release import gate_release
 from schemas.validate import validate_release
-from tests.conftest import TINY_CONFIG, tiny_microdata
 
 
 def _services() -> Services:
@@ -37,12 +36,8 @@ def _services() -> Services:
 
 
 @pytest.fixture
-def config(tmp_path: Path) -> Path:
-    (tmp_path / "data").mkdir()
-    tiny_microdata().to_parquet(tmp_path / "data" / "persons.parquet")
-    path = tmp_path / "tiny.yaml"
-    path.write_text(TINY_CONFIG)
-    return path
+def config(tiny_release: Path) -> Path:
+    return tiny_release
 
 
 def _release(config: Path, release_id: str, **options: Any) -> tuple[RunSpec, Results]:
