@@ -14,19 +14,21 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from prefect import Flow, flow, unmapped
+from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from cubeguard.audit.record import utc_now
 from cubeguard.config import load_release
 from cubeguard.errors import ReleaseBlocked
 from cubeguard.publish.lock import release_lock
+from cubeguard.release.audit import Results
 from cubeguard.release.results import StepResult
-from cubeguard.release.run import Results, summary, walk
+from cubeguard.release.run import summary, walk
 from cubeguard.release.spec import RunSpec
 from cubeguard.release.steps import Earlier, FannedStep, Started, Step
 from cubeguard.secrets import resolve_references
 from tasks.artifact import summary_artifact
-from tasks.audit import audit_run
+from tasks.audit import audit_run, reconcile_audit
 from tasks.progress import report
 from tasks.release import finish_step, prepare_input, run_item, run_step, start_step
 from tasks.secrets import read_prefect_secret
@@ -75,21 +77,30 @@ def release_flow(
     overrides = dict(overrides or {})
     release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
     resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
-    started = utc_now()
-    spec = RunSpec(config_path, overrides, fresh=fresh, release_id=release_id, parts=tabulate_parts)
+    spec = RunSpec(
+        config_path,
+        overrides,
+        fresh=fresh,
+        release_id=release_id,
+        parts=tabulate_parts,
+        run_id=str(flow_run.get_id() or "local"),
+        attempt=int(flow_run.get_run_count() or 1),
+        started_at=utc_now(),
+    )
     results: Results = {}
     with release_lock(release.config.output.folder):
+        reconcile_audit(spec)
         try:
             spec, results["prepare"] = prepare_input(spec)
             walk(spec, TaskRunner(), results, progress=report)
         except ReleaseBlocked as exc:
-            audit_run(spec, results, started, "blocked", str(exc))
+            audit_run(spec, results, "blocked", str(exc))
             raise
         except BaseException as exc:
-            audit_run(spec, results, started, "failed", f"{type(exc).__name__}: {exc}")
+            if "publish" not in results:  # a published release has its record already
+                audit_run(spec, results, "failed", f"{type(exc).__name__}: {exc}")
             raise
-        result = summary(spec, results)
-        result["audit"] = audit_run(spec, results, started, "published", None)
+    result = summary(spec, results)
     summary_artifact(result)
     return result
 
@@ -102,5 +113,6 @@ def with_dask(flow_fn: Flow[..., T], address: str | None, workers: int) -> Flow[
 
     if address:
         return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
-    cluster = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
+    # ":0": the dashboard on any free port (None still tries 8787), so two local clusters never collide.
+    cluster = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": ":0"}
     return flow_fn.with_options(task_runner=DaskTaskRunner(cluster_kwargs=cluster))

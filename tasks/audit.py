@@ -1,21 +1,28 @@
-"""Record every release attempt (published, blocked or failed) in the internal audit store."""
+"""Record a release attempt that did not publish (blocked or failed) in the internal audit store.
+
+A published attempt is recorded by the publish step itself, before the release becomes visible.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prefect import task
-from prefect.runtime import flow_run
 
-from cubeguard.release.run import Outcome, Results, audit_attempt
+from cubeguard.audit.record import Outcome
+from cubeguard.release.audit import Results, audit_attempt, reconcile
 from cubeguard.release.spec import RunSpec
 from tasks.secrets import read_prefect_secret
 
 
 @task(name="audit")
-def audit_run(spec: RunSpec, results: Results, started_at: str, outcome: Outcome, error: str | None) -> dict[str, Any]:
+def audit_run(spec: RunSpec, results: Results, outcome: Outcome, error: str | None) -> dict[str, Any]:
     """Append this attempt's record; returns its sequence number and hash (no secret in them)."""
-    run = {"run_id": str(flow_run.get_id() or "local"), "attempt": int(flow_run.get_run_count() or 1)}
-    return audit_attempt(
-        spec, results, started_at=started_at, outcome=outcome, error=error, resolver=read_prefect_secret, **run
-    )
+    stored = audit_attempt(spec, results, outcome=outcome, error=error, resolver=read_prefect_secret)
+    return {"seq": stored.seq, "hash": stored.hash}
+
+
+@task(name="reconcile-audit")
+def reconcile_audit(spec: RunSpec) -> list[int]:
+    """Close the records of earlier publications a crash cut short (before the rename)."""
+    return reconcile(spec.release())

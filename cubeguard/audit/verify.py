@@ -42,22 +42,50 @@ class VerifyReport:
 
 
 def verify(store: AuditStore, check_files: bool = True) -> VerifyReport:
-    """Check every record's link and hash, its columns, and (``check_files``) its published files."""
+    """Check every record's link and hash, its columns, and (``check_files``) its published files.
+
+    With ``check_files`` it also finds folders in a ``published/`` root that no record lists. A
+    "published" record whose folder never appeared is no problem when a later "failed" record of the
+    same run and attempt says so (the run stopped between its record and the rename).
+    """
     problems = [f"the append-only trigger {name} has been dropped from the database" for name in store.missing_guards()]
-    records = files = 0
+    records = 0
     previous: StoredRecord | None = None
+    published: dict[tuple[str, int], tuple[int, AuditRecord]] = {}  # (run, attempt) -> its publication
     for stored in store.records():
         records += 1
         problems += chain_problems(stored, previous)
         record = _parsed(stored, problems)
         if record is not None:
             problems += column_problems(stored, record)
-            if check_files and record.outcome == "published" and record.published_path:
-                files += len(record.outputs)
-                problems += file_problems(stored.seq, record.published_path, record.outputs)
+            key = (record.run_id, record.attempt)
+            if record.outcome == "failed":  # a publication this attempt recorded never became visible
+                published.pop(key, None)
+            elif record.outcome == "published" and record.published_path:
+                published[key] = (stored.seq, record)
         previous = stored
+    files = 0
+    if check_files:
+        for seq, record in sorted(published.values(), key=lambda item: item[0]):
+            files += len(record.outputs)
+            problems += file_problems(seq, str(record.published_path), record.outputs)
+        problems += unlisted_problems({Path(str(r.published_path)) for _, r in published.values()})
     problems += tail_problems(previous, store.issued_seq())
     return VerifyReport(records=records, files_checked=files, problems=tuple(problems))
+
+
+def unlisted_problems(listed: set[Path]) -> list[str]:
+    """Release folders in the ``published/`` roots of the listed releases that no record lists."""
+    problems = []
+    for root in sorted({path.parent for path in listed}):
+        if not root.is_dir():
+            continue
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if folder not in listed:
+                problems.append(
+                    f"{folder} is in published/ but no audit record lists it; it was not published by a run"
+                )
+    return problems
 
 
 def chain_problems(stored: StoredRecord, previous: StoredRecord | None) -> list[str]:

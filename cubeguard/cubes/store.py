@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 from typing import cast
 
+# open_cube returns Dask-backed cubes. Importing dask.array here, when the module loads, keeps its
+# first import out of a task's thread: on a Dask worker, a lazy import racing the worker's own
+# unpickling of a message ended in a half-initialised dask.array and a dropped worker.
+import dask.array  # noqa: F401
 import numpy as np
 import xarray as xr
 import zarr

@@ -6,6 +6,10 @@ Everything happens under the store's lock (:mod:`cubeguard.publish.lock`). The r
 ``os.rename``, which POSIX makes atomic within a filesystem. A crash at any point therefore leaves
 either the complete release or no folder of that id, and an earlier release is never opened for
 writing. A staging folder left by a crash is removed by the next publish.
+
+A caller that must record the release before it becomes visible (the audit record) passes
+``commit``: it runs once the staged release is complete and flushed, just before the rename, and if
+it raises, the staging folder is removed and nothing becomes visible.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ CHECKPOINTS = (
     "after-rename",
 )
 """The points of the sequence at which crash tests stop a publish (see :func:`_checkpoint`)."""
+COMMITTED = "committed"
+"""The checkpoint right after ``commit`` returned (only when a ``commit`` is given)."""
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -106,6 +112,7 @@ def publish_release(
     protected_store: Path,
     exports: Sequence[str] = ("csv",),
     progress: Progress | None = None,
+    commit: Callable[[PublishResult, Path], None] | None = None,
 ) -> PublishResult:
     """Publish the protected store of a release as ``published/<release_id>``, all or nothing.
 
@@ -118,6 +125,8 @@ def publish_release(
         protected_store: The protected Zarr store the release steps wrote.
         exports: Flat export formats, each written per cube as ``exports/<cube>.<suffix>``.
         progress: Optional ``(stage, amount)`` callback.
+        commit: Called with the release as it will be published and its staging folder, after the
+            staged release is flushed and before the rename; if it raises, nothing is published.
 
     Returns:
         The published folder, its manifest and its checksums.
@@ -139,6 +148,9 @@ def publish_release(
         staging.mkdir()
         try:
             manifest, checksums = _build(release, release_id, protected_store, staging, exports, progress)
+            if commit is not None:
+                commit(PublishResult(target, manifest, checksums), staging)
+                _checkpoint(COMMITTED)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

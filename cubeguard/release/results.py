@@ -115,3 +115,5 @@ class Published(StepResult):
     release_id: str
     path: str
     checksums: dict[str, str]
+    #: The committed audit record of the publication: its seq and hash (no secret).
+    audit: dict[str, Any] = dataclasses.field(default_factory=dict)

@@ -8,13 +8,13 @@ as its step finishes, so whoever records the attempt sees how far a failed run g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from cubeguard.pipeline.auditing import record_attempt
 from cubeguard.pipeline.inputs import ensure_microdata
-from cubeguard.release.results import Gated, Prepared, Published, StepResult
+from cubeguard.release.audit import Results
+from cubeguard.release.results import Prepared, StepResult
 from cubeguard.release.spec import RunSpec, release_key
 from cubeguard.release.steps import (
     STEPS,
@@ -29,8 +29,6 @@ from cubeguard.release.steps import (
     run_step,
     start_step,
 )
-
-Results = MutableMapping[str, StepResult]
 
 
 def prepare(spec: RunSpec, services: Services) -> tuple[RunSpec, Prepared]:
@@ -129,37 +127,6 @@ def summary(spec: RunSpec, results: Results) -> dict[str, Any]:
         "cubes": data["tabulate"]["cubes"],
         "pre_tabular": data["pre_tabular"],
         "protection": data["protect"]["cubes"],
+        "audit": data["publish"]["audit"],
         "stores": {"original": str(out.original_store), "protected": str(out.protected_store)},
     }
-
-
-Outcome = Literal["published", "blocked", "failed"]
-
-
-def audit_attempt(
-    spec: RunSpec,
-    results: Results,
-    *,
-    started_at: str,
-    outcome: Outcome,
-    error: str | None,
-    run_id: str,
-    attempt: int,
-    resolver: Any = None,
-) -> dict[str, Any]:
-    """Append this attempt's record to the internal audit store; its sequence number and hash."""
-    gated = results.get("gate")
-    published = results.get("publish")
-    stored = record_attempt(
-        spec.release(),
-        run_id=run_id,
-        attempt=attempt,
-        started_at=started_at,
-        outcome=outcome,
-        overrides=spec.overrides,
-        gates=list(gated.rows) if isinstance(gated, Gated) else None,
-        published=published.to_json() if isinstance(published, Published) else None,
-        error=error,
-        reader=resolver,
-    )
-    return {"seq": stored.seq, "hash": stored.hash}

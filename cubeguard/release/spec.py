@@ -29,6 +29,9 @@ class RunSpec:
         fresh: Recompute every step even if an earlier attempt finished it.
         release_id: The published folder name (default ``<name>-<UTC time>``).
         parts: Tabulate in this many row-group partitions at once (for Dask workers).
+        run_id: The orchestrator's id of this run (the audit record's ``run_id``).
+        attempt: Which attempt of the run this is (1 for the first).
+        started_at: When the attempt started (UTC, ISO 8601), for the audit record.
     """
 
     config_path: str
@@ -37,6 +40,9 @@ class RunSpec:
     fresh: bool = False
     release_id: str | None = None
     parts: int = 1
+    run_id: str = "local"
+    attempt: int = 1
+    started_at: str = ""
 
     def release(self) -> Release:
         """The validated release of this run (config file plus overrides), loaded once per process.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,7 +33,8 @@ from cubeguard.pipeline.protection import ProtectionSummary, protect_cube, start
 from cubeguard.pipeline.tabulate_parts import parts_folder, plan_parts, sum_parts, tabulate_part
 from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
 from cubeguard.publish.manifest import MANIFEST_NAME
-from cubeguard.publish.stage import make_release_id, publish_release
+from cubeguard.publish.stage import PublishResult, make_release_id, publish_release
+from cubeguard.release.audit import audit_attempt
 from cubeguard.release.ledger import StepLedger
 from cubeguard.release.results import (
     Gated,
@@ -181,16 +182,27 @@ def _report(ctx: Context) -> Reported:
 
 
 def _publish(ctx: Context) -> Published:
-    """Publish only what passed every gate: a blocked release raises here and writes nothing."""
+    """Publish only what passed every gate, its audit record committed before it becomes visible.
+
+    A blocked release raises here and writes nothing.
+    """
     gated: Gated = ctx.result("gate")
     if not gated.passed:
         raise ReleaseBlocked(list(gated.failures))
     release = ctx.release
     rid = ctx.spec.release_id or make_release_id(release.config.name, datetime.now(UTC))
     out = release.config.output
-    done = publish_release(release, rid, out.protected_store, out.exports, progress=ctx.services.progress)
-    checksums = {**done.checksums, MANIFEST_NAME: sha256_file(done.path / MANIFEST_NAME)}
-    return Published(release_id=rid, path=str(done.path), checksums=checksums)
+    committed: list[Published] = []
+
+    def commit(staged: PublishResult, staging: Path) -> None:
+        checksums = {**staged.checksums, MANIFEST_NAME: sha256_file(staging / MANIFEST_NAME)}
+        published = Published(release_id=rid, path=str(staged.path), checksums=checksums)
+        stored = audit_attempt(ctx.spec, {"gate": gated, "publish": published}, outcome="published", error=None,
+                               resolver=ctx.services.resolver)  # fmt: skip
+        committed.append(replace(published, audit={"seq": stored.seq, "hash": stored.hash}))
+
+    publish_release(release, rid, out.protected_store, out.exports, progress=ctx.services.progress, commit=commit)
+    return committed[0]
 
 
 def _outputs(*paths: Callable[[Release], Path]) -> Callable[[Release], list[Path]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 
+from cubeguard.audit.errors import AuditStoreError
 from cubeguard.audit.record import sha256_file
 from cubeguard.audit.store import AuditStore
 from cubeguard.audit.verify import verify
@@ -170,3 +172,24 @@ def test_reproduce_from_the_audit_record(config: Path, monkeypatch: pytest.Monke
     comparison, folder = reproduce_release(rec, config.parent / "again")
     assert comparison.identical and len(comparison.same) == len(rec.outputs) - 1
     assert folder == config.parent / "again" / "published" / "r1"
+
+
+def test_a_locked_audit_store_publishes_nothing_and_a_rerun_completes(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release_flow(str(config), release_id="r0")  # the store exists, with one record
+    monkeypatch.setattr("cubeguard.audit.schema.BUSY_TIMEOUT", 0.5)  # instead of waiting 30 s
+    holder = sqlite3.connect(config.parent / "out" / "internal" / "audit.sqlite")
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the store's write lock
+    try:
+        with pytest.raises(AuditStoreError, match="cannot"):
+            release_flow(str(config), release_id="r1")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert not (config.parent / "out" / "published" / "r1").exists()  # not visible without its record
+    monkeypatch.undo()
+    release_flow(str(config), release_id="r1")
+    assert [(r.outcome, r.release_id) for r in records(config)] == [("published", "r0"), ("published", "r1")]
+    with AuditStore.for_path(config.parent / "out" / "internal" / "audit.sqlite") as store:
+        assert verify(store).ok

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cubeguard.audit.record import sha256_file
+from cubeguard.audit.store import AuditStore
+from cubeguard.audit.verify import verify
+from cubeguard.config import load_release
 from cubeguard.errors import ReleaseBlocked
 from cubeguard.pipeline.protection import ProtectionSummary
 from cubeguard.pipeline.tabulation import CubeSummary
+from cubeguard.publish import stage
+from cubeguard.publish.stage import COMMITTED
+from cubeguard.release.audit import reconcile
 from cubeguard.release.results import (
     Gated,
     Measured,
@@ -115,3 +122,44 @@ def test_publish_refuses_a_release_whose_gates_failed(config: Path) -> None:
         step_named("publish").compute(ctx)
     assert info.value.failures == ["c1: 3 cells of 1 or 2 unchanged"]
     assert not (config.parent / "out" / "published").exists()
+
+
+def _verify(config: Path) -> Any:
+    with AuditStore.for_path(config.parent / "out" / "internal" / "audit.sqlite") as store:
+        return verify(store), [s.record.outcome for s in store.records()]
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs in the walk (no failure record)."""
+
+
+@pytest.mark.parametrize("point", [COMMITTED, "before-rename", "after-rename"])
+def test_a_release_is_visible_only_with_its_committed_record(
+    config: Path, point: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def kill(at: str) -> None:
+        if at == point:
+            raise Killed(at)
+
+    monkeypatch.setattr(stage, "_checkpoint", kill)
+    with pytest.raises(Killed):
+        _release(config, "r1")
+    monkeypatch.undo()
+    visible = (config.parent / "out" / "published" / "r1").is_dir()
+    report, outcomes = _verify(config)
+    assert outcomes == ["published"]  # committed before the rename, whatever happened next
+    assert visible == (point == "after-rename")
+    assert report.ok == visible  # a record of a release that never appeared is a problem ...
+    assert reconcile(load_release(config)) == ([] if visible else [2])  # ... until reconciled
+    report, outcomes = _verify(config)
+    assert report.ok and outcomes == (["published"] if visible else ["published", "failed"])
+    if not visible:  # a rerun completes
+        spec, results = _release(config, "r1")
+        assert summary(spec, results)["audit"]["seq"] == 3 and _verify(config)[0].ok
+
+
+def test_a_folder_in_published_that_no_record_lists_is_found(config: Path) -> None:
+    _release(config, "r1")
+    shutil.copytree(config.parent / "out" / "published" / "r1", config.parent / "out" / "published" / "smuggled")
+    report, _ = _verify(config)
+    assert not report.ok and any("smuggled is in published/ but no audit record lists it" in p for p in report.problems)
