@@ -87,10 +87,12 @@ def release(
 ) -> None:
     """Run a release as a Prefect flow: validate, protect, measure, gate, publish, audit."""
     from cubeguard.config import load_release
+    from cubeguard.config.protection import require_protection
     from cubeguard.microdata.read import count_records
 
     overrides = parse_sets(sets)
     rel = load_release(config, overrides or None)
+    require_protection(rel)
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()

@@ -19,6 +19,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from cubeguard.audit.record import utc_now
 from cubeguard.config import load_release
+from cubeguard.config.protection import require_protection
 from cubeguard.errors import ReleaseBlocked
 from cubeguard.publish.lock import release_lock
 from cubeguard.release.audit import Results
@@ -77,6 +78,7 @@ def release_flow(
     overrides = dict(overrides or {})
     release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
     resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
+    require_protection(release)  # every cube protected and gated, or the config says why not
     spec = RunSpec(
         config_path,
         overrides,

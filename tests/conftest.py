@@ -54,7 +54,9 @@ hypercubes:
 steps:
   - {method: cell_key, D: 5, V: 3, js: 2}
 output: {folder: out}
+gates: {forbidden_values: [1, 2]}
 """
+TINY_GATES = "gates: {forbidden_values: [1, 2]}\n"  # its last line: a release must have a disclosure gate
 
 
 def tiny_microdata(n_households: int = 3000, seed: int = 7) -> pd.DataFrame:

@@ -258,6 +258,7 @@ def main() -> None:
         },
         "hypercubes": cubes,
         "steps": [{"method": "cell_key", "D": {"env": "CUBEGUARD_CKM_D"}, "V": {"env": "CUBEGUARD_CKM_V"}, "js": 2}],
+        "gates": {"forbidden_values": [1, 2]},  # js = 2 promises no published 1s and 2s
         "output": {"folder": "../work/eu2021"},
     }
     bottom = [int(np.prod([sizes[d] for d in c["breakdowns"]])) for c in cubes]

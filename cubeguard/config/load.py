@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
 from cubeguard.config.overrides import apply_overrides
+from cubeguard.config.protection import protection_problems
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.cubes.spec import HrcCodes
@@ -48,6 +49,11 @@ class Release:
     path: Path
     breakdowns: dict[str, Breakdown]
     config_hash: str
+    #: The classification and ``.hrc`` files the config reads (their content is in ``config_hash``).
+    sources: tuple[Path, ...] = ()
+    #: Why the release may not be published as configured (cubes unprotected, no disclosure gate);
+    #: :func:`cubeguard.config.protection.require_protection` refuses it.
+    unprotected: tuple[str, ...] = ()
 
     def cube(self, cube_id: str) -> Any:
         """The hypercube spec with this id."""
@@ -61,6 +67,7 @@ class Problems:
         self.main = main
         self.files: dict[str, LocatedYaml] = {}  # variable name -> its classification file
         self.items: list[str] = []
+        self.sources: list[Path] = []  # classification and .hrc files read
 
     def add(self, path: KeyPath, message: str) -> None:
         """Record ``message`` at ``path``, located in the classification file when it came from one."""
@@ -104,7 +111,10 @@ def load_release(
     _check_steps(cfg, problems, resolver)
     if problems.items:
         raise ConfigError(file, problems.items)
-    return Release(cfg, file, breakdowns, digest)
+    unprotected = Problems(main)
+    unprotected.files = problems.files
+    protection_problems(cfg, unprotected.add)
+    return Release(cfg, file, breakdowns, digest, tuple(problems.sources), tuple(unprotected.items))
 
 
 def _inline_variable_files(data: dict[str, Any], base: Path, problems: Problems) -> dict[str, Any]:
@@ -127,6 +137,7 @@ def _inline_variable_files(data: dict[str, Any], base: Path, problems: Problems)
                 out.pop(name)
                 continue
             problems.files[str(name)] = sub
+            problems.sources.append(path)
             out[name] = spec = sub.data
             folder = path.parent
         if isinstance(spec, dict) and isinstance(spec.get("codes"), dict) and "hrc" in spec["codes"]:
@@ -141,6 +152,7 @@ def _hrc_codes(ref: dict[str, Any], base: Path, where: KeyPath, problems: Proble
     try:
         spec = HrcCodes.model_validate(ref)
         codes = read_hrc(base / spec.hrc, lead=spec.lead, total_code=spec.total, strip=False)
+        problems.sources.append((base / spec.hrc).resolve())
     except (CubeguardError, ValidationError) as exc:
         problems.add(where, f"{exc}".splitlines()[0])
         return _NO_CODES

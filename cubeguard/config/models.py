@@ -154,3 +154,9 @@ class ReleaseConfig(Frozen):
     steps: list[CubeStepSpec] = Field(default_factory=list)
     gates: GateSpec = GateSpec()
     output: OutputSpec
+    allow_unprotected: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Why this release may publish cubes without a protection step or without a disclosure "
+        "gate (recorded in the manifest and the audit). Without it such a release is refused.",
+    )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import pandas as pd
@@ -136,6 +137,10 @@ C = TypeVar("C", bound=CubeStep)
 M = TypeVar("M", bound=MicrodataStep)
 
 
+def _no_files(step: Any) -> list[Path]:
+    return []
+
+
 def _no_problems(step: Any, ctx: CheckContext) -> list[Problem]:
     return []
 
@@ -149,12 +154,18 @@ class CubeMethod(Generic[C]):
         public: the parameters the manifest may show (an allow-list; never a secret).
         prepare: the cube function of a step whose secrets are resolved (built once per step).
         check: config-time checks beyond the model's own (see :class:`CheckContext`).
+        files: the input files a step reads (e.g. a p-table): their content is part of the run key
+            and the audit record.
+        protects: whether a step of this method counts as protecting the cubes it applies to (the
+            identity step does not).
     """
 
     model: type[C]
     public: Callable[[C], dict[str, object]]
     prepare: Callable[[C], CubeFunction]
     check: Callable[[C, CheckContext], list[Problem]] = _no_problems
+    files: Callable[[C], list[Path]] = _no_files
+    protects: bool = True
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property
@@ -173,6 +184,7 @@ class MicrodataMethod(Generic[M]):
         columns: the microdata columns a resolved step reads (ids filled in by ``with_ids``).
         apply: the method on a frame of those columns, with the step resolved and its seed.
         check: config-time checks beyond the model's own (see :class:`CheckContext`).
+        files: the input files a step reads: their content is part of the run key and the audit.
     """
 
     model: type[M]
@@ -180,6 +192,7 @@ class MicrodataMethod(Generic[M]):
     columns: Callable[[M], list[str]]
     apply: Callable[[pd.DataFrame, M, int], Swapped]
     check: Callable[[M, CheckContext], list[Problem]] = _no_problems
+    files: Callable[[M], list[Path]] = _no_files
     kind: Literal["pre_tabular"] = "pre_tabular"
 
     @property

@@ -9,12 +9,12 @@ from __future__ import annotations
 import getpass
 import json
 import socket
-from pathlib import Path
 from typing import Any
 
-from cubeguard.audit.record import AuditRecord, Outcome, code_version, library_versions, sha256_file, utc_now
+from cubeguard.audit.record import AuditRecord, Outcome, code_version, library_versions, utc_now
 from cubeguard.audit.store import AuditStore, StoredRecord
 from cubeguard.config.load import Release
+from cubeguard.pipeline.inputs import input_checksums
 from cubeguard.secrets import SecretResolver, resolve_references
 
 OVERRIDES_MARK = "# overrides of this run: "
@@ -48,16 +48,6 @@ def seeds_of(release: Release, secrets: dict[str, Any]) -> dict[str, int]:
         if isinstance(value, int):
             seeds[f"pre_tabular[{k}].seed"] = value
     return seeds
-
-
-def input_checksums(release: Release) -> dict[str, str]:
-    """SHA-256 of the microdata file (and the CSV metadata file, when there is one)."""
-    spec = release.config.input
-    files = [spec.microdata]
-    meta = getattr(spec.csv, "metadata", None) if spec.csv is not None else None
-    if isinstance(meta, Path):
-        files.append(meta)
-    return {str(f): sha256_file(f) for f in files if f.is_file()}
 
 
 def record_attempt(

@@ -61,13 +61,14 @@ def build_manifest(
 
     Returns:
         The manifest: schema, release id and name, UTC creation time, cubeguard version, the
-        methods with their public parameters, the cubes and the file checksums.
+        methods with their public parameters, the cubes, the file checksums and, when the config
+        gives one, the reason it may publish unprotected (``allow_unprotected``).
     """
     when = created_at or datetime.now(UTC)
     if when.tzinfo is None:
         raise InternalError("build_manifest needs a timezone-aware created_at")
     cfg = release.config
-    return {
+    manifest: dict[str, object] = {
         "schema": SCHEMA,
         "release_id": release_id,
         "release": cfg.name,
@@ -80,6 +81,9 @@ def build_manifest(
         "cubes": [c.as_dict() for c in cubes],
         "files": dict(sorted(checksums.items())),
     }
+    if cfg.allow_unprotected:  # why this release may publish cubes unprotected or ungated
+        manifest["allow_unprotected"] = cfg.allow_unprotected
+    return manifest
 
 
 def cubeguard_version() -> str:

@@ -26,15 +26,6 @@ def run_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def file_fingerprint(path: Path) -> dict[str, Any]:
-    """Cheap identity of an input file (path, size, modification time); None fields when absent."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return {"path": str(path), "size": None, "mtime_ns": None}
-    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-
-
 @dataclass(frozen=True)
 class StepLedger:
     """The finished-step records of one output folder (``internal/steps``).

@@ -14,7 +14,8 @@ from typing import Any
 
 from cubeguard.audit.record import code_version
 from cubeguard.config.load import Release, load_release
-from cubeguard.release.ledger import file_fingerprint, run_key
+from cubeguard.pipeline.inputs import input_checksums
+from cubeguard.release.ledger import run_key
 from cubeguard.secrets import SecretResolver, resolve_references
 
 
@@ -62,7 +63,7 @@ def _load(config_path: str, overrides: str, stamp: int) -> Release:
 
 
 def release_key(release: Release, reader: SecretResolver | None = None) -> str:
-    """Digest of config, overrides, resolved secrets, microdata file and code version.
+    """Digest of config, overrides, resolved secrets, every input file's content and the code version.
 
     Internal only: it depends on secret values, so it is kept in the internal folder.
     """
@@ -70,7 +71,7 @@ def release_key(release: Release, reader: SecretResolver | None = None) -> str:
         {
             "config": release.config_hash,
             "secrets": resolve_references(release.config, reader),
-            "input": file_fingerprint(release.config.input.microdata),
+            "inputs": input_checksums(release),
             "code": {k: v for k, v in code_version().items() if k in ("package", "commit")},
         }
     )

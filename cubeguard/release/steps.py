@@ -26,6 +26,7 @@ import pandas as pd
 
 from cubeguard.audit.record import sha256_file
 from cubeguard.config.load import Release
+from cubeguard.config.protection import require_protection
 from cubeguard.errors import InternalError, ReleaseBlocked
 from cubeguard.pipeline.measure import measure_release, measures_file
 from cubeguard.pipeline.pretabular import apply_pre_tabular
@@ -190,6 +191,7 @@ def _publish(ctx: Context) -> Published:
     if not gated.passed:
         raise ReleaseBlocked(list(gated.failures))
     release = ctx.release
+    require_protection(release)
     rid = ctx.spec.release_id or make_release_id(release.config.name, datetime.now(UTC))
     out = release.config.output
     committed: list[Published] = []

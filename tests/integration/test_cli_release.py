@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from cubeguard.cubes.store import list_cubes, open_cube
-from tests.conftest import tiny_microdata
+from tests.conftest import TINY_GATES, tiny_microdata
 
 pytestmark = pytest.mark.prefect
 
@@ -91,7 +91,7 @@ def test_export_of_unknown_cube_is_one_sentence(tmp_path: Path) -> None:
 def test_failing_gate_blocks_the_release_with_exit_1(tiny_release: Path) -> None:
     text = tiny_release.read_text()  # any noise breaks a zero bound on the mean absolute deviation
     tiny_release.write_text(
-        text.replace("output: {folder: out}", "gates: {max_mean_absolute_deviation: 0.0}\noutput: {folder: out}")
+        text.replace(TINY_GATES, "gates: {forbidden_values: [1, 2], max_mean_absolute_deviation: 0.0}\n")
     )
     run = cli("release", str(tiny_release), cwd=tiny_release.parent)
     assert run.returncode == 1, run.stderr

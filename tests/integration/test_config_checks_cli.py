@@ -53,6 +53,11 @@ CASES = {
         "  - method: cell_key\n    D: 4711\n    V: 3\n    D: 8152\n    js: 2\n",
         "steps[0].D (c.yaml lines 44 and 46): the key 'D' is given twice; keep one",
     ),
+    "a cube no step protects": (
+        {},
+        "  - {method: identity}\n",
+        "hypercubes[0] (c.yaml line 39): cube 'c1' would be published unprotected: no protection step applies to it",
+    ),
     "secret reference holding text": (
         {"CG_TEST_V": "three"},
         "  - {method: cell_key, D: 5, V: {env: CG_TEST_V}, js: 2}\n",

@@ -137,7 +137,7 @@ def test_changed_config_is_never_served_from_an_earlier_attempt(config: Path) ->
 
 def test_blocked_release_publishes_nothing(config: Path) -> None:
     with pytest.raises(ReleaseBlocked):
-        release_flow(str(config), overrides={"gates": {"max_hellinger": 0.0}}, release_id="r1")
+        release_flow(str(config), overrides={"gates.max_hellinger": 0.0}, release_id="r1")
     published = config.parent / "out" / "published"
     assert not published.exists() or [p.name for p in published.iterdir() if not p.name.startswith(".")] == []
     (rec,) = records(config)

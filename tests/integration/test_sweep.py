@@ -19,7 +19,7 @@ from cubeguard.pipeline.protection import protect_release
 from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
 from cubeguard.sweep import SweepGridError, SweepResult, grid_from_mapping, run_sweep, sweep_folder
 from expectations.gates import run_gates
-from tests.conftest import TINY_CONFIG, tiny_microdata
+from tests.conftest import TINY_CONFIG, TINY_GATES, tiny_microdata
 
 CKM = "{method: cell_key, D: 5, V: 3, js: 2}"
 # Small enough for small cells (the default tiny census has none); gates that split the sets below.
@@ -34,7 +34,7 @@ EXPLICIT = {
 
 
 def _config(step: str) -> str:
-    return TINY_CONFIG.replace(CKM, step).replace("output: {folder: out}\n", GATES + "output: {folder: out}\n")
+    return TINY_CONFIG.replace(CKM, step).replace(TINY_GATES, GATES)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ def test_shipped_config_loads_and_matches_the_json_schema(path: Path) -> None:
         pytest.skip("shared course data not present")
     release = load_release(path)
     assert release.config.hypercubes
+    assert release.unprotected == ()  # every shipped config protects and gates every cube
     jsonschema.validate(yaml.safe_load(path.read_text()), json_schema())
 
 

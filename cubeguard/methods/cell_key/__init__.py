@@ -5,9 +5,9 @@ package is the method as a release step.
 """
 
 from cubeguard.methods.base import CubeMethod
-from cubeguard.methods.cell_key.method import check, prepare, public
+from cubeguard.methods.cell_key.method import check, files, prepare, public
 from cubeguard.methods.cell_key.model import CellKeyStep
 
-METHOD = CubeMethod(model=CellKeyStep, public=public, prepare=prepare, check=check)
+METHOD = CubeMethod(model=CellKeyStep, public=public, prepare=prepare, check=check, files=files)
 
 __all__ = ["METHOD", "CellKeyStep"]

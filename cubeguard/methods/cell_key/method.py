@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import xarray as xr
 from pydantic import ValidationError
@@ -44,6 +45,11 @@ def prepare(step: CellKeyStep) -> CubeFunction:
 def public(step: CellKeyStep) -> dict[str, object]:
     """Never D, V, pstay (secret) nor the p-table or its path; js says which counts never appear."""
     return {"js": step.js, "ptable_file": step.ptable_file is not None}
+
+
+def files(step: CellKeyStep) -> list[Path]:
+    """The p-table file, when the step reads one (its content is part of the run key and the audit)."""
+    return [step.ptable_file] if step.ptable_file is not None else []
 
 
 def check(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:

@@ -25,4 +25,4 @@ def _prepare(step: IdentityStep) -> CubeFunction:
     return identity
 
 
-METHOD = CubeMethod(model=IdentityStep, public=lambda step: {}, prepare=_prepare)
+METHOD = CubeMethod(model=IdentityStep, public=lambda step: {}, prepare=_prepare, protects=False)

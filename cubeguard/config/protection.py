@@ -1,0 +1,57 @@
+"""No unprotected release: every cube needs a protection step and the release a disclosure gate.
+
+A cube is protected when a pre-tabular step (swapping changes the microdata every cube is
+tabulated from) or a post-tabular step of a protecting method applies to it; the identity step
+protects nothing. A disclosure gate is a bound on published small values: ``gates.forbidden_values``
+or ``gates.max_small_cells_unchanged``. A config that must publish otherwise says why in
+``allow_unprotected``, which the manifest and the audit record carry.
+
+The problems are found when the config loads (located by key and line) and kept on the release;
+:func:`require_protection` refuses a release that has any, before any data is read, and the publish
+step calls it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cubeguard.config.models import ReleaseConfig
+from cubeguard.errors import ConfigError
+from cubeguard.methods.registry import method_of
+
+KeyPath = tuple[str | int, ...]
+_HOW = 'or set allow_unprotected: "<reason>" at the top level'
+
+
+def protection_problems(cfg: ReleaseConfig, add: Callable[[KeyPath, str], None]) -> None:
+    """Report, through ``add``, each cube without a protection step and a missing disclosure gate."""
+    if cfg.allow_unprotected:
+        return
+    for i, cube in enumerate(cfg.hypercubes):
+        if not cfg.pre_tabular and not any(
+            method_of(s).protects and (s.cubes is None or cube.id in s.cubes)  # type: ignore[union-attr]
+            for s in cfg.steps
+        ):
+            add(
+                ("hypercubes", i),
+                f"cube '{cube.id}' would be published unprotected: no protection step applies to it; "
+                f"add one to steps (e.g. cell_key) {_HOW}",
+            )
+    gates = cfg.gates
+    if not gates.forbidden_values and gates.max_small_cells_unchanged is None:
+        add(
+            ("gates",),
+            "no disclosure gate is configured; set gates.forbidden_values (e.g. [1, 2]) or "
+            f"gates.max_small_cells_unchanged {_HOW}",
+        )
+
+
+def require_protection(release: object) -> None:
+    """Refuse a release whose config leaves a cube unprotected or ungated (exit 2, nothing read or written).
+
+    Raises:
+        ConfigError: listing every such problem, located in the config.
+    """
+    unprotected = list(getattr(release, "unprotected", ()))
+    if unprotected:
+        raise ConfigError(getattr(release, "path"), unprotected)  # noqa: B009
