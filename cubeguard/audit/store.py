@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cubeguard.audit import schema
 from cubeguard.audit.errors import AuditStoreError
-from cubeguard.audit.record import AuditRecord, canonical_json, utc_now
+from cubeguard.audit.record import AuditRecord, canonical_json
 from cubeguard.errors import InternalError
 
 GENESIS = "0" * 64
@@ -105,7 +105,7 @@ class AuditStore:
             row = {
                 "run_id": record.run_id,
                 "attempt": record.attempt,
-                "created_at": utc_now(),
+                "created_at": record.finished_at,  # a copy of a hashed field, so verify can check it
                 "record": payload.decode("utf-8"),
                 "prev_hash": prev_hash,
                 "hash": chain_hash(prev_hash, payload),

@@ -106,8 +106,10 @@ def chain_problems(stored: StoredRecord, previous: StoredRecord | None) -> list[
 
 
 def column_problems(stored: StoredRecord, record: AuditRecord) -> list[str]:
-    """The run_id and attempt columns (used for look-ups) disagree with the hashed record."""
+    """The run_id, attempt and created_at columns disagree with the hashed record."""
     problems = []
+    if stored.created_at != record.finished_at:
+        problems.append(f"record seq {stored.seq}: its created_at column does not match the time in the record")
     if stored.run_id != record.run_id:
         problems.append(f"record seq {stored.seq}: its run_id column does not match the run id in the record")
     if stored.attempt != record.attempt:

@@ -117,8 +117,9 @@ def test_a_store_emptied_entirely_is_detected(store: AuditStore) -> None:
 
 def test_a_changed_lookup_column_is_named(store: AuditStore) -> None:
     fill(store, 2)
-    tamper(store, "UPDATE audit_records SET run_id = 'run-9', attempt = 3 WHERE seq = 1")
+    tamper(store, "UPDATE audit_records SET run_id = 'run-9', attempt = 3, created_at = '2020-01-01' WHERE seq = 1")
     assert verify(store).problems[2:] == (
+        "record seq 1: its created_at column does not match the time in the record",
         "record seq 1: its run_id column does not match the run id in the record",
         "record seq 1: its attempt column does not match the attempt in the record",
     )
