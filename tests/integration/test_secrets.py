@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,13 @@ from tests.conftest import tiny_microdata
 
 pytestmark = pytest.mark.prefect
 
-SECRETS = {"CG_TEST_D": "7", "CG_TEST_V": "3.14159", "CG_TEST_KEY_SEED": "918273645"}
-NEEDLES = ["3.14159", "918273645"]  # D=7 is a plain digit: it is checked through the config echo below
+_RNG = random.Random()  # fresh distinctive values each run, so no output can match them by chance
+SECRETS = {
+    "CG_TEST_D": "7",
+    "CG_TEST_V": f"3.{_RNG.randrange(100_000, 899_999)}",
+    "CG_TEST_KEY_SEED": str(_RNG.randrange(10**8, 10**9)),
+}
+NEEDLES = [SECRETS["CG_TEST_V"], SECRETS["CG_TEST_KEY_SEED"]]  # D = 7 is a plain digit: see the config echo below
 
 
 @pytest.mark.slow
@@ -56,6 +62,12 @@ def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
             for needle in NEEDLES:
                 assert needle.encode() not in data, f"secret {needle} found in {path}"
     assert scanned > 20
+    prefect_files = [p for p in (tiny_release.parent / ".prefect").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".db" for p in prefect_files)  # Prefect's database: runs, states, parameters, events
+    for path in prefect_files:
+        data = path.read_bytes()
+        for needle in NEEDLES:
+            assert needle.encode() not in data, f"secret {needle} found in {path}"
     for needle in NEEDLES:
         assert needle not in logs
     assert "CG_TEST_D" not in logs and "{'env'" not in logs
