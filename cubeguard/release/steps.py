@@ -115,13 +115,16 @@ class Step:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FannedStep(Step):
-    """A step that may split into independent items, run anywhere, then joined by ``finish``."""
+    """A step that may split into independent items, run anywhere, then joined by ``finish``.
 
-    items: Callable[[Context], list[Any]] = lambda ctx: []
-    one: Callable[[Context, Any], Any] = lambda ctx, item: None
-    finish: Callable[[Context, list[Any]], StepResult] = lambda ctx, pieces: StepResult()
+    ``compute`` (inherited) runs the step whole; ``when`` says whether a run splits it instead.
+    """
+
+    items: Callable[[Context], list[Any]]
+    one: Callable[[Context, Any], Any]
+    finish: Callable[[Context, list[Any]], StepResult]
     when: Callable[[RunSpec], bool] = lambda spec: True
     #: Progress stage advanced by one per finished item (None: the items report their own).
     stage: str | None = None
