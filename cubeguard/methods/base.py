@@ -113,6 +113,26 @@ class CheckContext:
     household_id: str | None = None
     person_id: str | None = None
 
+    def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
+        """The post-tabular steps before (or, with ``later``, after) this one that protect some of its cubes.
+
+        Each comes with its place in ``steps`` and the ids of the cubes both protect, sorted; a step
+        without ``cubes`` protects every cube of the release.
+        """
+        mine = self._cubes(self.steps[self.index])
+        others = range(self.index + 1, len(self.steps)) if later else range(self.index)
+        found = []
+        for k in others:
+            other = self.steps[k]
+            both = sorted(mine & self._cubes(other))
+            if isinstance(other, CubeStep) and both:
+                found.append((k, other, both))
+        return found
+
+    def _cubes(self, step: StepModel) -> frozenset[str]:
+        cubes = step.cubes if isinstance(step, CubeStep) else None
+        return self.cube_ids if cubes is None else frozenset(cubes)
+
 
 @dataclass(frozen=True)
 class Swapped:

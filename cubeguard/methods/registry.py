@@ -14,6 +14,7 @@ from pydantic import Field
 from cubeguard.errors import InternalError
 from cubeguard.methods import (
     cell_key,
+    conventional_rounding,
     identity,
     ons_communal_swap,
     ons_household_swap,
@@ -25,6 +26,7 @@ from cubeguard.methods.base import CubeMethod, Method, MicrodataMethod, union_ta
 METHODS: tuple[Method, ...] = (
     identity.METHOD,
     cell_key.METHOD,
+    conventional_rounding.METHOD,
     targeted_swap.METHOD,
     random_swap.METHOD,
     ons_household_swap.METHOD,

@@ -145,6 +145,7 @@ SWAP_WITHHELD = {"household_id", "carry_along", "swap_rate", "seed", "where", "r
 FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "identity": (set(), set()),
     "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
+    "conventional_rounding": ({"base"}, set()),
     "targeted_swap": (
         {"hierarchy"},
         SWAP_WITHHELD | {"similar", "risk_variables", "caps", "k_anonymity", "risk_columns", "risk_threshold"},

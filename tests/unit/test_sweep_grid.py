@@ -70,7 +70,7 @@ def test_explicit_sets_merge_over_base_and_may_override_it() -> None:
 def test_a_grid_without_vary_or_sets_is_one_set_and_identity_is_sweepable() -> None:
     (only,) = grid_from_mapping({"method": "identity"}).sets
     assert isinstance(only.step, IdentityStep) and only.name == "set 1" and only.where == "base"
-    assert set(STEP_MODELS) == {"identity", "cell_key"}  # every post-tabular method of the release config
+    assert set(STEP_MODELS) == {"identity", "cell_key", "conventional_rounding"}  # every post-tabular method
 
 
 def test_defaults_and_the_measures_computed(tmp_path: Path) -> None:

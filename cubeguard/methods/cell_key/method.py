@@ -84,17 +84,13 @@ def check(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
 def _stacking(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
     if step.allow_stacking:
         return []
-    mine = ctx.cube_ids if step.cubes is None else set(step.cubes)
-    for k, other in enumerate(ctx.steps[: ctx.index]):
+    for k, other, both in ctx.sharing():
         if isinstance(other, CellKeyStep):
-            theirs = ctx.cube_ids if other.cubes is None else set(other.cubes)
-            both = sorted(mine & theirs)
-            if both:
-                return [
-                    (
-                        ("cubes",),
-                        f"cube {both[0]!r} (and {len(both) - 1} more) is already perturbed by steps[{k}] "
-                        f"({other.name}); restrict 'cubes' or set allow_stacking: true",
-                    )
-                ]
+            return [
+                (
+                    ("cubes",),
+                    f"cube {both[0]!r} (and {len(both) - 1} more) is already perturbed by steps[{k}] "
+                    f"({other.name}); restrict 'cubes' or set allow_stacking: true",
+                )
+            ]
     return []
