@@ -9,6 +9,7 @@ import pytest
 
 from cubeguard.methods.cell_key import CellKeyStep
 from cubeguard.methods.identity import IdentityStep
+from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.sweep import SweepGridError, build_steps, grid_from_mapping, load_grid
 from cubeguard.sweep.grid import MEASURE_KEYS, STEP_MODELS, measure_column
 
@@ -70,7 +71,7 @@ def test_explicit_sets_merge_over_base_and_may_override_it() -> None:
 def test_a_grid_without_vary_or_sets_is_one_set_and_identity_is_sweepable() -> None:
     (only,) = grid_from_mapping({"method": "identity"}).sets
     assert isinstance(only.step, IdentityStep) and only.name == "set 1" and only.where == "base"
-    assert set(STEP_MODELS) == {"identity", "cell_key", "conventional_rounding"}  # every post-tabular method
+    assert set(STEP_MODELS) == set(CUBE_METHODS)  # every post-tabular method
 
 
 def test_defaults_and_the_measures_computed(tmp_path: Path) -> None:
