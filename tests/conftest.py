@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -95,3 +96,26 @@ def write_config(folder: Path, text: str, name: str = "c.yaml") -> Path:
     path = folder / name
     path.write_text(textwrap.dedent(text))
     return path
+
+
+CELL_KEY_STEP = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"  # TINY_CONFIG's one step
+
+
+def protect_tiny(folder: Path, steps: str) -> tuple[dict[str, Any], dict[str, Any], list[object]]:
+    """Tabulate and protect TINY_CONFIG (800 households) with ``steps``: original and protected cubes, loaded."""
+    from cubeguard.config import load_release
+    from cubeguard.cubes.store import list_cubes, open_cube
+    from cubeguard.pipeline.protection import protect_release
+    from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
+
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    tiny_microdata(n_households=800).to_parquet(folder / "data" / "persons.parquet")
+    (folder / "c.yaml").write_text(TINY_CONFIG.replace(CELL_KEY_STEP, steps))
+    rel = load_release(folder / "c.yaml")
+    out = rel.config.output
+    write_tabulation(rel, tabulate_release(rel), out.original_store)
+    protect_release(rel, out.original_store, out.protected_store)
+    ids = list_cubes(out.protected_store)
+    original = {c: open_cube(out.original_store, c).load() for c in ids}
+    protected = {c: open_cube(out.protected_store, c).load() for c in ids}
+    return original, protected, list(rel.config.steps)

@@ -46,4 +46,5 @@ def perturb_cube(cube: xr.Dataset, ptable: PTable) -> xr.Dataset:
         dask="parallelized",
         output_dtypes=[np.int64],
     )
-    return cube.assign(count=cube["count"] + noise, noise=noise)
+    total = cube["noise"] + noise if "noise" in cube else noise  # stacked steps: published minus original
+    return cube.assign(count=cube["count"] + noise, noise=total)

@@ -15,14 +15,11 @@ from hypothesis import strategies as st
 
 from cubeguard.ckm.consistency import check_consistency
 from cubeguard.config import ConfigError, load_release
-from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.conventional_rounding import METHOD, ConventionalRoundingStep, kernel, round_cube, round_to_base
-from cubeguard.pipeline.protection import protect_release
-from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
 from cubeguard.publish.manifest import public_step
 from cubeguard.sweep import SweepGridError, grid_from_mapping
-from tests.conftest import TINY_CONFIG, tiny_microdata
+from tests.conftest import TINY_CONFIG, protect_tiny
 from tests.strategies import build_cube, cubes, flat_tree
 
 CELL_KEY = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
@@ -136,22 +133,8 @@ def test_rounding_after_an_earlier_steps_noise_keeps_noise_the_change_from_the_o
     np.testing.assert_array_equal(rounded["noise"].values, rounded["count"].values - cube["count"].values)
 
 
-def _release(folder: Path, steps: str) -> tuple[dict[str, xr.Dataset], dict[str, xr.Dataset], list[object]]:
-    (folder / "data").mkdir(parents=True, exist_ok=True)
-    tiny_microdata(n_households=800).to_parquet(folder / "data" / "persons.parquet")
-    (folder / "c.yaml").write_text(TINY_CONFIG.replace(CELL_KEY, steps))
-    rel = load_release(folder / "c.yaml")
-    out = rel.config.output
-    write_tabulation(rel, tabulate_release(rel), out.original_store)
-    protect_release(rel, out.original_store, out.protected_store)
-    ids = list_cubes(out.protected_store)
-    original = {c: open_cube(out.original_store, c).load() for c in ids}
-    protected = {c: open_cube(out.protected_store, c).load() for c in ids}
-    return original, protected, list(rel.config.steps)
-
-
 def test_a_release_rounds_every_cube_through_the_config(tmp_path: Path) -> None:
-    original, protected, steps = _release(tmp_path, "  - {method: conventional_rounding, base: 5}\n")
+    original, protected, steps = protect_tiny(tmp_path, "  - {method: conventional_rounding, base: 5}\n")
     assert public_step(steps[0]) == {
         "method": "conventional_rounding", "name": "conventional_rounding", "cubes": "all", "parameters": {"base": 5},
     }  # fmt: skip
@@ -166,7 +149,7 @@ def test_a_release_rounds_every_cube_through_the_config(tmp_path: Path) -> None:
 
 
 def test_base_one_publishes_the_cube_bit_for_bit(tmp_path: Path) -> None:
-    original, protected, _ = _release(tmp_path, "  - {method: conventional_rounding, base: 1}\n")
+    original, protected, _ = protect_tiny(tmp_path, "  - {method: conventional_rounding, base: 1}\n")
     for cid, cube in protected.items():
         np.testing.assert_array_equal(cube["count"].values, original[cid]["count"].values)
         assert cube["count"].dtype == original[cid]["count"].dtype and int(np.abs(cube["noise"]).max()) == 0

@@ -17,8 +17,8 @@ class IdentityStep(CubeStep):
 
 
 def identity(cube: xr.Dataset) -> xr.Dataset:
-    """``cube`` with zero noise: its counts are published as they are."""
-    return cube.assign(noise=cube["count"] * 0)
+    """``cube`` unchanged, with zero noise unless an earlier step added some: counts are published as they are."""
+    return cube if "noise" in cube else cube.assign(noise=cube["count"] * 0)
 
 
 def _prepare(step: IdentityStep) -> CubeFunction:
