@@ -51,7 +51,7 @@ def list_(config: Path = CONFIG, url: str = URL) -> None:
 @app.command()
 @user_errors
 def show(ref: str, config: Path = CONFIG, url: str = URL) -> None:
-    """One record (by seq number, run id prefix or hash prefix); secret values are withheld."""
+    """One record (by seq number, run id prefix or hash prefix); secret values and seeds are withheld."""
     with open_store(config, url) as store:
         stored = store.get(int(ref) if ref.isdigit() else ref)
         data = {"seq": stored.seq, "hash": stored.hash, "prev_hash": stored.prev_hash, **stored.record.redacted()}
