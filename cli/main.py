@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -14,6 +15,9 @@ from cli.audit import app as audit_app
 from cli.errors import user_errors
 from cli.progress import StageBars
 from cli.runtime import prefect_env
+
+if TYPE_CHECKING:
+    from cubeguard.config import ReleaseConfig
 
 app = typer.Typer(help="Protect census hypercubes before publication.", no_args_is_help=True, add_completion=False)
 app.add_typer(audit_app, name="audit")
@@ -68,11 +72,28 @@ def parse_sets(items: list[str]) -> dict[str, object]:
     return out
 
 
+def refuse_inline_secrets(config: ReleaseConfig, overrides: dict[str, object]) -> None:
+    """Stop before anything runs when ``--set`` gives a secret inline (it would be a flow-run parameter)."""
+    from cubeguard.config.overrides import inline_secret_overrides
+    from cubeguard.errors import CubeguardError
+
+    found = inline_secret_overrides(config, overrides)
+    if found:
+        keys, secret = ", ".join(found), next(iter(found.values()))
+        raise CubeguardError(
+            f"--set {keys}: secrets given inline would be stored and shown among Prefect's flow-run "
+            f"parameters; pass them by reference instead, e.g. --set '{secret}={{env: NAME}}' with the "
+            "value in environment variable NAME, or write them in the config YAML"
+        )
+
+
 @app.command()
 @user_errors
 def release(
     config: Path,
-    sets: list[str] = typer.Option([], "--set", help="Change a config key for this run: KEY=VALUE (repeatable)."),
+    sets: list[str] = typer.Option(
+        [], "--set", help="Change a config key for this run: KEY=VALUE (repeatable); a secret only as KEY={env: NAME}."
+    ),
     release_id: str = typer.Option(None, "--release-id", help="Published folder name (default <name>-<UTC time>)."),
     fresh: bool = typer.Option(False, "--fresh", help="Recompute every step, even those an earlier attempt finished."),
     dask_address: str = typer.Option(
@@ -91,6 +112,7 @@ def release(
 
     overrides = parse_sets(sets)
     rel = load_release(config, overrides or None)
+    refuse_inline_secrets(rel.config, overrides)
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()

@@ -82,6 +82,19 @@ def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:
     assert "has 1 problem(s)" in run.stderr and "unknown breakdown 'AGE.Q'" in run.stderr
 
 
+def test_secret_given_inline_with_set_is_refused_before_anything_runs(tiny_release: Path) -> None:
+    run = cli(
+        "release", str(tiny_release), "--set", "steps[0].js=1", "--set", "steps[0].V=4.75", cwd=tiny_release.parent
+    )
+    assert run.returncode == 2, run.stdout
+    said = " ".join(run.stderr.split())  # rich wraps long lines
+    assert said.startswith("Error: --set steps[0].V: secrets given inline would be stored and shown among Prefect's")
+    assert "pass them by reference instead, e.g. --set 'steps[0].V={env: NAME}'" in said
+    assert "4.75" not in run.stdout + run.stderr and "Traceback" not in said
+    assert not (tiny_release.parent / ".prefect").exists()  # Prefect was never set up
+    assert not (tiny_release.parent / "out").exists()
+
+
 def test_export_of_unknown_cube_is_one_sentence(tmp_path: Path) -> None:
     run = cli("export", str(tmp_path / "nothing.zarr"), "--cube", "x", cwd=tmp_path)
     assert run.returncode == 2 and "does not exist" in run.stderr and "Traceback" not in run.stderr
