@@ -84,12 +84,13 @@ def reproduce(
     into: Path = typer.Option(None, "--into", help="Scratch output folder (default: a new folder beside the release)."),
 ) -> None:
     """Rerun a published release from its record and compare every published file bit for bit."""
-    from cli.runtime import prefect_env
+    from cli.runtime import prefect_env, start_ephemeral_server
 
     with open_store(config, url) as store:
         record = store.get(int(ref) if ref.isdigit() else ref).record
     scratch = into or Path(record.config_path).parent / f"reproduce-{record.run_id[:8]}-{int(time.time())}"
     prefect_env()
+    start_ephemeral_server()
     from flows.reproduce import reproduce_release
 
     comparison, published = reproduce_release(record, scratch.resolve())

@@ -14,7 +14,7 @@ from rich.table import Table
 from cli.audit import app as audit_app
 from cli.errors import user_errors
 from cli.progress import StageBars
-from cli.runtime import prefect_env
+from cli.runtime import prefect_env, start_ephemeral_server
 
 if TYPE_CHECKING:
     from cubeguard.config import ReleaseConfig
@@ -116,6 +116,7 @@ def release(
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()
+    start_ephemeral_server()
     from flows.release import release_flow, with_dask
     from tasks.progress import set_sink
 
