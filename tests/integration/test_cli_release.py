@@ -16,12 +16,11 @@ from tests.conftest import tiny_microdata
 pytestmark = pytest.mark.prefect
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PREFECT_HOME": str(cwd / ".prefect"), "COLUMNS": "200"}
+def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "cli.main", *args],
         cwd=cwd,
-        env=env,
+        env={**os.environ, "PREFECT_HOME": str(cwd / ".prefect"), "COLUMNS": "200", **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -80,6 +79,20 @@ def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:
     run = cli("validate", str(tiny_release), cwd=tiny_release.parent)
     assert run.returncode == 2
     assert "has 1 problem(s)" in run.stderr and "unknown breakdown 'AGE.Q'" in run.stderr
+
+
+@pytest.mark.slow
+def test_audit_reproduce_leaves_no_scratch_behind(tiny_release: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tiny_release.parent
+    assert cli("release", str(tiny_release), "--release-id", "r1", cwd=folder).returncode == 0
+    beside = sorted(folder.iterdir()), sorted((folder / "out").rglob("*"))
+    temp = tmp_path_factory.mktemp("temp")
+    run = cli("audit", "reproduce", "1", "--config", str(tiny_release), cwd=folder, TMPDIR=str(temp))
+    assert run.returncode == 0, run.stderr
+    said = " ".join(run.stdout.split())
+    assert "Reran release r1 in a temporary folder, now removed:" in said and "Reproduced bit for bit." in said
+    assert (sorted(folder.iterdir()), sorted((folder / "out").rglob("*"))) == beside  # nothing new here or in out/
+    assert list(temp.iterdir()) == []  # the rerun's unprotected counts and secrets are gone
 
 
 def test_secret_given_inline_with_set_is_refused_before_anything_runs(tiny_release: Path) -> None:
