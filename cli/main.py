@@ -280,12 +280,30 @@ def export(
     cube: str = typer.Option(..., help="Cube id."),
     fmt: ExportFormat = typer.Option(ExportFormat.csv, "--format"),
     out_file: Path = typer.Option(None, "--out", help="Output file (default: <cube>.<ext> here)."),
+    internal: bool = typer.Option(
+        False,
+        "--internal",
+        help="Export a store that is not a published release, marked INTERNAL - NOT FOR PUBLICATION.",
+    ),
 ) -> None:
-    """Write one cube as a flat table (one row per cell, codes as in the regulation)."""
-    from cubeguard.cubes.export import export_cube
+    """Write one cube as a flat table (one row per cell, codes as in the regulation).
 
-    target = export_cube(store, cube, fmt.value, out_file)
-    out.print(f"[green]Wrote[/] {target}")
+    A published release's store (``published/<id>/store.zarr``) exports as it is; any other store
+    (``original.zarr``, ``protected.zarr``) holds counts that are not public and needs ``--internal``.
+    """
+    from cubeguard.cubes.export import INTERNAL_MARK, export_cube
+    from cubeguard.errors import CubeguardError
+    from cubeguard.publish.manifest import is_published_store
+
+    published = is_published_store(store)
+    if store.exists() and not published and not internal:  # a missing store: export_cube says so
+        raise CubeguardError(
+            f"{store} is not a published release (published/<id>/ with a manifest that lists it), so its counts "
+            f"are not for publication; export from published/<id>/store.zarr, or add --internal to write them in "
+            f"a file marked {INTERNAL_MARK}"
+        )
+    target = export_cube(store, cube, fmt.value, out_file, internal=not published)
+    out.print(f"[green]Wrote[/] {target}" + ("" if published else f" ([bold]{INTERNAL_MARK}[/])"))
 
 
 @app.command()

@@ -29,7 +29,7 @@ def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
-    run = cli("release", str(tiny_release), cwd=tiny_release.parent)
+    run = cli("release", str(tiny_release), "--release-id", "r1", cwd=tiny_release.parent)
     assert run.returncode == 0, run.stderr
     assert "3 cubes" in run.stdout and "Traceback" not in run.stderr
     original = tiny_release.parent / "out" / "original.zarr"
@@ -45,15 +45,22 @@ def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
     assert not p1["count"].isin([1, 2]).any()  # js = 2
     assert (p1["count"].where(c1["count"] == 0, 0) == 0).all()  # zeros stay zeros
 
+    published = tiny_release.parent / "out" / "published" / "r1" / "store.zarr"
     for fmt, name in (("csv", "c1.csv"), ("parquet", "c1.parquet"), ("sdmx-csv", "c1.sdmx.csv")):
         out = tiny_release.parent / name
-        exp = cli("export", str(store), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=tiny_release.parent)
+        exp = cli("export", str(published), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=out.parent)
         assert exp.returncode == 0, exp.stderr
         flat = pd.read_parquet(out) if fmt == "parquet" else pd.read_csv(out, dtype=str)
         assert len(flat) == c1["count"].size
+        internal = cli("export", str(store), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=out.parent)
+        assert internal.returncode == 2 and "is not a published release" in internal.stderr
     sdmx = pd.read_csv(tiny_release.parent / "c1.sdmx.csv", dtype=str)
     assert list(sdmx.columns) == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
     assert "key_sum" not in pd.read_parquet(tiny_release.parent / "c1.parquet").columns
+    exact = tiny_release.parent / "exact.csv"
+    args = ("export", str(original), "--cube", "c1", "--out", str(exact), "--internal")
+    assert cli(*args, cwd=exact.parent).returncode == 0
+    assert exact.read_text().startswith("# INTERNAL - NOT FOR PUBLICATION: cube c1 of original.zarr")
 
     shown = cli("inspect", str(store), cwd=tiny_release.parent)
     assert shown.returncode == 0 and "GEO.2 x SEX x AGE.M" in shown.stdout
