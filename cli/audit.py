@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import typer
@@ -51,7 +50,7 @@ def list_(config: Path = CONFIG, url: str = URL) -> None:
 @app.command()
 @user_errors
 def show(ref: str, config: Path = CONFIG, url: str = URL) -> None:
-    """One record (by seq number, run id prefix or hash prefix); secret values are withheld."""
+    """One record (by seq number, run id prefix or hash prefix); secret values and seeds are withheld."""
     with open_store(config, url) as store:
         stored = store.get(int(ref) if ref.isdigit() else ref)
         data = {"seq": stored.seq, "hash": stored.hash, "prev_hash": stored.prev_hash, **stored.record.redacted()}
@@ -81,21 +80,30 @@ def reproduce(
     ref: str,
     config: Path = CONFIG,
     url: str = URL,
-    into: Path = typer.Option(None, "--into", help="Scratch output folder (default: a new folder beside the release)."),
+    into: Path = typer.Option(
+        None, "--into", help="Where to put the rerun's temporary folder (default: the system's temporary folder)."
+    ),
 ) -> None:
-    """Rerun a published release from its record and compare every published file bit for bit."""
-    from cli.runtime import prefect_env
+    """Rerun a published release from its record and compare every published file bit for bit.
+
+    The rerun (unprotected counts, an audit record with the secrets) lives in a temporary folder
+    that is removed afterwards; only the comparison printed here remains.
+    """
+    from cli.runtime import prefect_env, start_ephemeral_server
 
     with open_store(config, url) as store:
         record = store.get(int(ref) if ref.isdigit() else ref).record
-    scratch = into or Path(record.config_path).parent / f"reproduce-{record.run_id[:8]}-{int(time.time())}"
+    if into is not None:
+        into.mkdir(parents=True, exist_ok=True)
     prefect_env()
+    start_ephemeral_server()
     from flows.reproduce import reproduce_release
 
-    comparison, published = reproduce_release(record, scratch.resolve())
+    comparison = reproduce_release(record, into)
     out.print(
-        f"Reran into {published}: {len(comparison.same)} file(s) identical, "
-        f"{len(comparison.different)} different, {len(comparison.missing)} missing, {len(comparison.extra)} extra."
+        f"Reran release {record.release_id} in a temporary folder, now removed: {len(comparison.same)} file(s) "
+        f"identical, {len(comparison.different)} different, {len(comparison.missing)} missing, "
+        f"{len(comparison.extra)} extra."
     )
     for name in (comparison.different + comparison.missing + comparison.extra)[:20]:
         out.print(f"  - {name}", markup=False, highlight=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -13,7 +14,10 @@ from rich.table import Table
 from cli.audit import app as audit_app
 from cli.errors import user_errors
 from cli.progress import StageBars
-from cli.runtime import prefect_env
+from cli.runtime import prefect_env, start_ephemeral_server
+
+if TYPE_CHECKING:
+    from cubeguard.config import ReleaseConfig
 
 app = typer.Typer(help="Protect census hypercubes before publication.", no_args_is_help=True, add_completion=False)
 app.add_typer(audit_app, name="audit")
@@ -68,11 +72,28 @@ def parse_sets(items: list[str]) -> dict[str, object]:
     return out
 
 
+def refuse_inline_secrets(config: ReleaseConfig, overrides: dict[str, object]) -> None:
+    """Stop before anything runs when ``--set`` gives a secret inline (it would be a flow-run parameter)."""
+    from cubeguard.config.overrides import inline_secret_overrides
+    from cubeguard.errors import CubeguardError
+
+    found = inline_secret_overrides(config, overrides)
+    if found:
+        keys, secret = ", ".join(found), next(iter(found.values()))
+        raise CubeguardError(
+            f"--set {keys}: secrets given inline would be stored and shown among Prefect's flow-run "
+            f"parameters; pass them by reference instead, e.g. --set '{secret}={{env: NAME}}' with the "
+            "value in environment variable NAME, or write them in the config YAML"
+        )
+
+
 @app.command()
 @user_errors
 def release(
     config: Path,
-    sets: list[str] = typer.Option([], "--set", help="Change a config key for this run: KEY=VALUE (repeatable)."),
+    sets: list[str] = typer.Option(
+        [], "--set", help="Change a config key for this run: KEY=VALUE (repeatable); a secret only as KEY={env: NAME}."
+    ),
     release_id: str = typer.Option(None, "--release-id", help="Published folder name (default <name>-<UTC time>)."),
     fresh: bool = typer.Option(False, "--fresh", help="Recompute every step, even those an earlier attempt finished."),
     dask_address: str = typer.Option(
@@ -93,9 +114,11 @@ def release(
     overrides = parse_sets(sets)
     rel = load_release(config, overrides or None)
     require_protection(rel)
+    refuse_inline_secrets(rel.config, overrides)
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()
+    start_ephemeral_server()
     from flows.release import release_flow, with_dask
     from tasks.progress import set_sink
 
@@ -259,12 +282,30 @@ def export(
     cube: str = typer.Option(..., help="Cube id."),
     fmt: ExportFormat = typer.Option(ExportFormat.csv, "--format"),
     out_file: Path = typer.Option(None, "--out", help="Output file (default: <cube>.<ext> here)."),
+    internal: bool = typer.Option(
+        False,
+        "--internal",
+        help="Export a store that is not a published release, marked INTERNAL - NOT FOR PUBLICATION.",
+    ),
 ) -> None:
-    """Write one cube as a flat table (one row per cell, codes as in the regulation)."""
-    from cubeguard.cubes.export import export_cube
+    """Write one cube as a flat table (one row per cell, codes as in the regulation).
 
-    target = export_cube(store, cube, fmt.value, out_file)
-    out.print(f"[green]Wrote[/] {target}")
+    A published release's store (``published/<id>/store.zarr``) exports as it is; any other store
+    (``original.zarr``, ``protected.zarr``) holds counts that are not public and needs ``--internal``.
+    """
+    from cubeguard.cubes.export import INTERNAL_MARK, export_cube
+    from cubeguard.errors import CubeguardError
+    from cubeguard.publish.manifest import is_published_store
+
+    published = is_published_store(store)
+    if store.exists() and not published and not internal:  # a missing store: export_cube says so
+        raise CubeguardError(
+            f"{store} is not a published release (published/<id>/ with a manifest that lists it), so its counts "
+            f"are not for publication; export from published/<id>/store.zarr, or add --internal to write them in "
+            f"a file marked {INTERNAL_MARK}"
+        )
+    target = export_cube(store, cube, fmt.value, out_file, internal=not published)
+    out.print(f"[green]Wrote[/] {target}" + ("" if published else f" ([bold]{INTERNAL_MARK}[/])"))
 
 
 @app.command()

@@ -37,8 +37,9 @@ Outcome = Literal["published", "blocked", "failed", "running"]
 class AuditRecord(BaseModel):
     """What one attempt of a release run did; frozen, unknown keys rejected.
 
-    ``config_text`` (the resolved config YAML) and ``secrets`` (resolved secret values by YAML key
-    path) hold secrets: they are kept out of ``repr`` and out of :meth:`redacted`.
+    ``config_text`` (the resolved config YAML), ``secrets`` (resolved secret values by YAML key
+    path) and ``seeds`` (every seed the run used, record-key and swap seeds included) hold secrets:
+    they are kept out of ``repr`` and out of :meth:`redacted`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="strings")
@@ -56,7 +57,7 @@ class AuditRecord(BaseModel):
     input_checksums: dict[str, Sha256] = Field(default_factory=dict)
     code: dict[str, Any]
     libraries: dict[str, str]
-    seeds: dict[str, int] = Field(default_factory=dict)
+    seeds: dict[str, int] = Field(default_factory=dict, repr=False)
     gates: list[dict[str, Any]] = Field(default_factory=list)
     outputs: dict[str, Sha256] = Field(default_factory=dict)
     release_id: str | None = None
@@ -88,9 +89,10 @@ class AuditRecord(BaseModel):
         return value
 
     def redacted(self) -> dict[str, Any]:
-        """The record as JSON-ready data with secret values and the config text withheld (for display)."""
+        """The record as JSON-ready data with secret values, seeds and the config text withheld (for display)."""
         data = self.model_dump(mode="json")
         data["secrets"] = dict.fromkeys(self.secrets, "<withheld>")
+        data["seeds"] = dict.fromkeys(self.seeds, "<withheld>")
         data["config_text"] = f"<withheld: {len(self.config_text)} characters>"
         return data
 

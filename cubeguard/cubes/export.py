@@ -2,6 +2,12 @@
 
 Only published values leave: the ``count`` variable, never ``key_sum`` or internal noise. Large
 cubes are written block by block along their first dimension, so memory stays bounded.
+
+An export of a store that is not a published release (exact counts of ``original.zarr``, or
+``protected.zarr`` before its gates passed) is ``internal`` and says so in the file, in the way
+each format allows: a first comment line in CSV, key-value metadata in Parquet, and SDMX's own
+confidentiality attribute in SDMX-CSV (``CONF_STATUS`` ``N``: not for publication, restricted for
+internal use only), which keeps the file valid SDMX-CSV.
 """
 
 from __future__ import annotations
@@ -20,33 +26,47 @@ from cubeguard.errors import CubeguardError
 
 _EXT = {"csv": "csv", "parquet": "parquet", "sdmx-csv": "sdmx.csv"}
 BLOCK_CELLS = 2_000_000
+INTERNAL_MARK = "INTERNAL - NOT FOR PUBLICATION"
+#: The Parquet key-value metadata key that holds :data:`INTERNAL_MARK` in an internal export.
+STATUS_KEY = "cubeguard.status"
 
 
-def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = None) -> Path:
-    """Write cube ``cube_id`` of ``store`` as ``fmt`` (csv, parquet or sdmx-csv); return the file."""
+def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = None, internal: bool = False) -> Path:
+    """Write cube ``cube_id`` of ``store`` as ``fmt`` (csv, parquet or sdmx-csv); return the file.
+
+    ``internal`` marks the file as not for publication (see the module docstring); give it for
+    every store that is not a published release.
+    """
     if fmt not in _EXT:
         raise CubeguardError(f"unknown export format {fmt!r}; use csv, parquet or sdmx-csv")
     cube = open_cube(store, cube_id)
     target = out_file or Path(f"{cube_id}.{_EXT[fmt]}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    blocks = _blocks(cube, fmt)
+    blocks = _blocks(cube, fmt, internal)
     first = next(blocks)
     if fmt == "parquet":
         # Code columns go in as dictionaries, which Parquet stores as they are; without the Arrow
         # schema in the file, readers see plain string columns, as with any dictionary-encoded column.
         with pq.ParquetWriter(target, first.schema, compression="zstd", store_schema=False) as w:
+            if internal:
+                w.add_key_value_metadata({STATUS_KEY: INTERNAL_MARK})
             w.write_table(first)
             for t in blocks:
                 w.write_table(t)
     else:
-        with pacsv.CSVWriter(target, first.schema) as w:
-            w.write_table(first)
-            for t in blocks:
-                w.write_table(t)
+        with target.open("wb") as sink:
+            if internal and fmt == "csv":
+                sink.write(
+                    f"# {INTERNAL_MARK}: cube {cube_id} of {Path(store).name}, not a published release\n".encode()
+                )
+            with pacsv.CSVWriter(sink, first.schema) as w:
+                w.write_table(first)
+                for t in blocks:
+                    w.write_table(t)
     return target
 
 
-def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
+def _blocks(cube: xr.Dataset, fmt: str, internal: bool) -> Iterator[pa.Table]:
     counts = cube["count"]
     dims = list(counts.dims)
     lead = dims[0]
@@ -54,11 +74,14 @@ def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
     step = max(1, BLOCK_CELLS // max(rest, 1))
     for start in range(0, counts.sizes[lead], step):
         block = counts.isel({lead: slice(start, start + step)}).load()
-        yield _table(block, cube.attrs, fmt)
+        yield _table(block, cube.attrs, fmt, internal)
 
 
-def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str) -> pa.Table:
-    """One row per cell of ``block`` in C order: a code column per dimension, then the count."""
+def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str, internal: bool) -> pa.Table:
+    """One row per cell of ``block`` in C order: a code column per dimension, then the count.
+
+    SDMX-CSV rows of an internal export end with the attribute ``CONF_STATUS`` = ``N``.
+    """
     dims = [str(d) for d in block.dims]
     cols: dict[str, pa.Array] = {}
     if fmt == "sdmx-csv":
@@ -67,6 +90,8 @@ def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str) -> pa.Table:
         codes = _code_column(block, axis)
         cols[_sdmx_dim(d) if fmt == "sdmx-csv" else d] = codes if fmt == "parquet" else codes.cast(pa.string())
     cols["OBS_VALUE" if fmt == "sdmx-csv" else "count"] = pa.array(block.values.ravel())
+    if fmt == "sdmx-csv" and internal:
+        cols["CONF_STATUS"] = _repeated("N", block.size)
     return pa.table(cols)
 
 

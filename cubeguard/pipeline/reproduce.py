@@ -1,9 +1,11 @@
 """Rerun a recorded release from its audit record and compare the outputs bit for bit.
 
 The rerun uses the recorded config text (so later edits of the config file do not matter), the
-recorded secret values (written back as overrides, never to disk outside the scratch config), the
-same microdata (checked against the recorded SHA-256) and a scratch output folder, so the
-published release is never touched.
+recorded secret values (given back by reference to environment variables, never written to disk
+or to the flow run's parameters), the same microdata (checked against the recorded SHA-256) and a
+scratch output folder with its own audit store, so neither the published release nor its audit
+trail is touched. The scratch holds unprotected counts and a record with the secrets: the caller
+runs it in a temporary folder and removes it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from cubeguard.publish.manifest import MANIFEST_NAME
 
 @dataclass(frozen=True)
 class ReproducePlan:
-    """How to rerun a record: a scratch config beside the original, overrides and a release id."""
+    """How to rerun a record: a config file beside the original (its relative paths hold), overrides, a release id."""
 
     config: Path
     overrides: dict[str, Any]
@@ -67,7 +69,8 @@ def plan_reproduction(record: AuditRecord, scratch: Path) -> ReproducePlan:
     # the flow run's parameters (shown in the Prefect UI) nor in a file.
     env = {f"CUBEGUARD_REPRODUCE_{k}": str(v) for k, v in enumerate(record.secrets.values())}
     refs = {key: {"env": name} for key, name in zip(record.secrets, env, strict=True)}
-    overrides = {**overrides, **refs, "output.folder": str(scratch)}
+    # The rerun's record goes to the scratch's own audit store, never to the release's (a URL).
+    overrides = {**overrides, **refs, "output.folder": str(scratch), "output.audit_url": None}
     return ReproducePlan(config, overrides, record.release_id, dict(record.outputs), env)
 
 

@@ -10,9 +10,11 @@ every value.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from cubeguard.config.load import Release
 from cubeguard.errors import InternalError
@@ -22,6 +24,7 @@ from cubeguard.publish.public_store import PublishedCube
 
 SCHEMA = "cubeguard-manifest/1"
 MANIFEST_NAME = "manifest.json"
+PUBLISHED_NAME = "published"
 
 
 def public_step(step: StepModel) -> dict[str, object]:
@@ -92,3 +95,20 @@ def cubeguard_version() -> str:
         return version("cubeguard")
     except PackageNotFoundError:
         return "unknown"
+
+
+def is_published_store(store: Path) -> bool:
+    """Whether ``store`` is a published release's store: ``published/<id>/<store>``, listed in that folder's manifest.
+
+    Every other store (``original.zarr``, ``protected.zarr``, a store copied anywhere else) holds
+    counts that are not, or not yet, public.
+    """
+    store = Path(store).resolve()
+    folder = store.parent
+    if folder.parent.name != PUBLISHED_NAME or folder.name.startswith("."):  # ".staging-*": not yet published
+        return False
+    try:
+        files = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return any(str(name).startswith(f"{store.name}/") for name in files)

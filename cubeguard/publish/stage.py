@@ -28,7 +28,7 @@ from cubeguard.cubes.export import export_cube
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.publish.checksums import tree_checksums
 from cubeguard.publish.lock import release_lock
-from cubeguard.publish.manifest import MANIFEST_NAME, build_manifest
+from cubeguard.publish.manifest import MANIFEST_NAME, PUBLISHED_NAME, build_manifest
 from cubeguard.publish.public_store import PublishedCube, write_public_store
 
 STAGING_PREFIX = ".staging-"
@@ -78,7 +78,7 @@ def _checkpoint(name: str) -> None:
 
 def published_root(release: Release) -> Path:
     """The folder releases of this config are published into: ``<output.folder>/published``."""
-    return release.config.output.folder / "published"
+    return release.config.output.folder / PUBLISHED_NAME
 
 
 def make_release_id(name: str, when: datetime) -> str:

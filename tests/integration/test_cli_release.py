@@ -16,12 +16,11 @@ from tests.conftest import TINY_GATES, tiny_microdata
 pytestmark = pytest.mark.prefect
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PREFECT_HOME": str(cwd / ".prefect"), "COLUMNS": "200"}
+def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "cli.main", *args],
         cwd=cwd,
-        env=env,
+        env={**os.environ, "PREFECT_HOME": str(cwd / ".prefect"), "COLUMNS": "200", **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -30,7 +29,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
-    run = cli("release", str(tiny_release), cwd=tiny_release.parent)
+    run = cli("release", str(tiny_release), "--release-id", "r1", cwd=tiny_release.parent)
     assert run.returncode == 0, run.stderr
     assert "3 cubes" in run.stdout and "Traceback" not in run.stderr
     original = tiny_release.parent / "out" / "original.zarr"
@@ -46,15 +45,22 @@ def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
     assert not p1["count"].isin([1, 2]).any()  # js = 2
     assert (p1["count"].where(c1["count"] == 0, 0) == 0).all()  # zeros stay zeros
 
+    published = tiny_release.parent / "out" / "published" / "r1" / "store.zarr"
     for fmt, name in (("csv", "c1.csv"), ("parquet", "c1.parquet"), ("sdmx-csv", "c1.sdmx.csv")):
         out = tiny_release.parent / name
-        exp = cli("export", str(store), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=tiny_release.parent)
+        exp = cli("export", str(published), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=out.parent)
         assert exp.returncode == 0, exp.stderr
         flat = pd.read_parquet(out) if fmt == "parquet" else pd.read_csv(out, dtype=str)
         assert len(flat) == c1["count"].size
+        internal = cli("export", str(store), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=out.parent)
+        assert internal.returncode == 2 and "is not a published release" in internal.stderr
     sdmx = pd.read_csv(tiny_release.parent / "c1.sdmx.csv", dtype=str)
     assert list(sdmx.columns) == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
     assert "key_sum" not in pd.read_parquet(tiny_release.parent / "c1.parquet").columns
+    exact = tiny_release.parent / "exact.csv"
+    args = ("export", str(original), "--cube", "c1", "--out", str(exact), "--internal")
+    assert cli(*args, cwd=exact.parent).returncode == 0
+    assert exact.read_text().startswith("# INTERNAL - NOT FOR PUBLICATION: cube c1 of original.zarr")
 
     shown = cli("inspect", str(store), cwd=tiny_release.parent)
     assert shown.returncode == 0 and "GEO.2 x SEX x AGE.M" in shown.stdout
@@ -80,6 +86,33 @@ def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:
     run = cli("validate", str(tiny_release), cwd=tiny_release.parent)
     assert run.returncode == 2
     assert "has 1 problem(s)" in run.stderr and "unknown breakdown 'AGE.Q'" in run.stderr
+
+
+@pytest.mark.slow
+def test_audit_reproduce_leaves_no_scratch_behind(tiny_release: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tiny_release.parent
+    assert cli("release", str(tiny_release), "--release-id", "r1", cwd=folder).returncode == 0
+    beside = sorted(folder.iterdir()), sorted((folder / "out").rglob("*"))
+    temp = tmp_path_factory.mktemp("temp")
+    run = cli("audit", "reproduce", "1", "--config", str(tiny_release), cwd=folder, TMPDIR=str(temp))
+    assert run.returncode == 0, run.stderr
+    said = " ".join(run.stdout.split())
+    assert "Reran release r1 in a temporary folder, now removed:" in said and "Reproduced bit for bit." in said
+    assert (sorted(folder.iterdir()), sorted((folder / "out").rglob("*"))) == beside  # nothing new here or in out/
+    assert list(temp.iterdir()) == []  # the rerun's unprotected counts and secrets are gone
+
+
+def test_secret_given_inline_with_set_is_refused_before_anything_runs(tiny_release: Path) -> None:
+    run = cli(
+        "release", str(tiny_release), "--set", "steps[0].js=1", "--set", "steps[0].V=4.75", cwd=tiny_release.parent
+    )
+    assert run.returncode == 2, run.stdout
+    said = " ".join(run.stderr.split())  # rich wraps long lines
+    assert said.startswith("Error: --set steps[0].V: secrets given inline would be stored and shown among Prefect's")
+    assert "pass them by reference instead, e.g. --set 'steps[0].V={env: NAME}'" in said
+    assert "4.75" not in run.stdout + run.stderr and "Traceback" not in said
+    assert not (tiny_release.parent / ".prefect").exists()  # Prefect was never set up
+    assert not (tiny_release.parent / "out").exists()
 
 
 def test_export_of_unknown_cube_is_one_sentence(tmp_path: Path) -> None:

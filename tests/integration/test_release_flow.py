@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,7 +159,9 @@ def test_dask_cluster_gives_the_same_release(config: Path) -> None:
     assert published_files(Path(local["published"])) == published_files(Path(on_dask["published"]))
 
 
-def test_reproduce_from_the_audit_record(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reproduce_from_the_audit_record(
+    config: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     config.write_text(TINY_CONFIG.replace("D: 5, V: 3", "D: {env: TEST_CKM_D}, V: 3"))
     monkeypatch.setenv("TEST_CKM_D", "8")
     release_flow(str(config), overrides={"steps[0].V": 6}, release_id="r1")
@@ -167,11 +170,21 @@ def test_reproduce_from_the_audit_record(config: Path, monkeypatch: pytest.Monke
     assert rec.secrets == {"steps[0].D": 8}
     plan = plan_reproduction(rec, config.parent / "plan-only")
     plan.config.unlink()
-    shown = {k: v for k, v in plan.overrides.items() if k != "output.folder"}
-    assert shown == {"steps[0].V": 6, "steps[0].D": {"env": "CUBEGUARD_REPRODUCE_0"}}  # never the value
-    comparison, folder = reproduce_release(rec, config.parent / "again")
+    assert plan.overrides == {
+        "steps[0].V": 6,
+        "steps[0].D": {"env": "CUBEGUARD_REPRODUCE_0"},  # never the value
+        "output.folder": str(config.parent / "plan-only"),
+        "output.audit_url": None,  # the rerun's record stays in the scratch
+    }
+    beside = sorted(config.parent.iterdir())
+    temp = tmp_path_factory.mktemp("temp")
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # the system's temporary folder, by default
+    comparison = reproduce_release(rec)
     assert comparison.identical and len(comparison.same) == len(rec.outputs) - 1
-    assert folder == config.parent / "again" / "published" / "r1"
+    assert sorted(config.parent.iterdir()) == beside  # no scratch folder or config left beside the config
+    assert list(temp.iterdir()) == []  # the temporary folder is gone
+    assert list(config.parent.rglob("original.zarr")) == [config.parent / "out" / "original.zarr"]  # the release's own
+    assert [r.release_id for r in records(config)] == ["r1"]  # the rerun's record went with its folder
 
 
 def test_a_locked_audit_store_publishes_nothing_and_a_rerun_completes(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cubeguard.config import load_release
-from cubeguard.config.overrides import apply_overrides, parse_key
+from cubeguard.config.overrides import apply_overrides, inline_secret_overrides, parse_key
 from cubeguard.errors import ConfigError
 from tests.conftest import TINY_CONFIG
 
@@ -74,3 +74,38 @@ def test_overridden_value_is_validated_like_a_written_one(config_file: Path) -> 
 def test_unknown_override_key_is_a_config_error(config_file: Path) -> None:
     with pytest.raises(ConfigError, match=r"overrides: 'step\[0\].js': the config has no step; check the key"):
         load_release(config_file, {"step[0].js": 3})
+
+
+SWAP_CONFIG = TINY_CONFIG.replace(
+    "  household_columns: [region]\n",
+    "  household_columns: [region]\n  record_key: {generate_seed: {env: CG_UNSET_KEY_SEED}}\n",
+).replace(
+    "steps:\n",
+    "pre_tabular:\n  - {method: random_swap, swap_columns: [region], seed: 11, swap_rate: {env: CG_UNSET_RATE}}\nsteps:\n",
+)
+CKM_BY_REFERENCE = {"method": "cell_key", "D": {"env": "CG_UNSET_D"}, "V": {"env": "CG_UNSET_V"}, "js": 2}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "found"),
+    [
+        ({"steps[0].js": 1, "pre_tabular[0].swap_columns": ["region"]}, {}),  # public keys
+        ({"steps[0].V": 6}, {"steps[0].V": "steps[0].V"}),
+        ({"steps.0.D": 8}, {"steps.0.D": "steps[0].D"}),
+        ({"steps[0].D": {"env": "CG_UNSET_D"}, "pre_tabular[0].swap_rate": {"prefect_secret": "rate"}}, {}),
+        ({"steps[0]": CKM_BY_REFERENCE}, {}),
+        ({"steps[0]": {**CKM_BY_REFERENCE, "V": 3}}, {"steps[0]": "steps[0].V"}),  # a container holding one
+        ({"steps": [{**CKM_BY_REFERENCE, "D": 5}]}, {"steps": "steps[0].D"}),
+        ({"pre_tabular[0].seed": 12}, {"pre_tabular[0].seed": "pre_tabular[0].seed"}),
+        ({"input.record_key.generate_seed": 7}, {"input.record_key.generate_seed": "input.record_key.generate_seed"}),
+        ({"input.record_key": {"generate_seed": 7}}, {"input.record_key": "input.record_key.generate_seed"}),
+        ({"input.record_key.generate_seed": {"env": "CG_UNSET_KEY_SEED"}}, {}),
+    ],
+)
+def test_overrides_that_give_a_secret_inline_are_found(
+    tmp_path: Path, overrides: dict[str, object], found: dict[str, str]
+) -> None:
+    path = tmp_path / "swap.yaml"
+    path.write_text(SWAP_CONFIG)
+    release = load_release(path, overrides)
+    assert inline_secret_overrides(release.config, overrides) == found
