@@ -110,11 +110,14 @@ def release(
     from cubeguard.config import load_release
     from cubeguard.config.protection import require_protection
     from cubeguard.microdata.read import count_records
+    from cubeguard.publish.stage import check_release_id
 
     overrides = parse_sets(sets)
     rel = load_release(config, overrides or None)
     require_protection(rel)
     refuse_inline_secrets(rel.config, overrides)
+    if release_id is not None:
+        check_release_id(release_id)  # a bad id stops the run now, not at publish time
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()

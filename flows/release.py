@@ -22,6 +22,7 @@ from cubeguard.config import load_release
 from cubeguard.config.protection import require_protection
 from cubeguard.errors import ReleaseBlocked
 from cubeguard.publish.lock import release_lock
+from cubeguard.publish.stage import check_release_id
 from cubeguard.release.audit import Results
 from cubeguard.release.results import StepResult
 from cubeguard.release.run import summary, walk
@@ -79,6 +80,8 @@ def release_flow(
     release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
     resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
     require_protection(release)  # every cube protected and gated, or the config says why not
+    if release_id is not None:
+        check_release_id(release_id)  # a bad id stops the run now, not at publish time
     spec = RunSpec(
         config_path,
         overrides,

@@ -120,6 +120,10 @@ def validate_microdata(
             report_file.parent.mkdir(parents=True, exist_ok=True)
             report_file.write_text(report.to_json(), encoding="utf-8")
         raise MicrodataInvalid(report, report_file)
+    if report.records == 0:  # all-zero cubes would pass every gate and publish nothing of use
+        raise CubeguardError(
+            f"microdata {cfg.input.microdata} has no records; point input.microdata at the census file"
+        )
     return report
 
 

@@ -8,10 +8,11 @@ every validation error into ``<key path> (line N): <what to change>``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from cubeguard.cubes.spec import (
     Frozen,
@@ -30,6 +31,9 @@ class VariableFile(Frozen):
     file: Path
 
 
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
 class HypercubeSpec(Frozen):
     """One hypercube: its breakdowns (one dimension each) over a population."""
 
@@ -40,6 +44,16 @@ class HypercubeSpec(Frozen):
     breakdowns: list[str] = Field(min_length=1)
     stand_in: bool = False
     note: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str) -> str:
+        if not _SAFE_NAME.fullmatch(value):
+            raise ValueError(
+                "a cube id names its folder and files: use 1 to 128 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit"
+            )
+        return value
 
     @model_validator(mode="after")
     def _distinct(self) -> HypercubeSpec:

@@ -16,7 +16,7 @@ from cubeguard.errors import CubeguardError
 def count_records(spec: InputSpec) -> int | None:
     """Number of records if cheaply known (Parquet metadata), else None."""
     if spec.format == "parquet" and spec.microdata.exists():
-        return int(pq.ParquetFile(spec.microdata).metadata.num_rows)
+        return int(_parquet(spec.microdata).metadata.num_rows)
     return None
 
 
@@ -66,6 +66,8 @@ def _parquet(path: Path) -> pq.ParquetFile:
         raise CubeguardError(
             f"microdata file {path} does not exist; check input.microdata or add input.synthetic to generate it"
         )
+    if path.is_dir():
+        raise CubeguardError(f"microdata {path} is a folder, not a file; point input.microdata at the census file")
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:

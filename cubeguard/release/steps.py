@@ -27,12 +27,12 @@ import pandas as pd
 from cubeguard.audit.record import sha256_file
 from cubeguard.config.load import Release
 from cubeguard.config.protection import require_protection
-from cubeguard.errors import InternalError, ReleaseBlocked
+from cubeguard.errors import CubeguardError, InternalError, ReleaseBlocked
 from cubeguard.pipeline.measure import measure_release, measures_file
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import ProtectionSummary, protect_cube, start_protected_store
 from cubeguard.pipeline.tabulate_parts import parts_folder, plan_parts, sum_parts, tabulate_part
-from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
+from cubeguard.pipeline.tabulation import CubeSummary, tabulate_release, write_tabulation
 from cubeguard.publish.manifest import MANIFEST_NAME
 from cubeguard.publish.stage import PublishResult, make_release_id, publish_release
 from cubeguard.release.audit import audit_attempt
@@ -142,7 +142,19 @@ def _pre_tabular(ctx: Context) -> PreTabulated:
 def _tabulate(ctx: Context) -> Tabulated:
     tab = tabulate_release(ctx.release, progress=ctx.services.progress, resolver=ctx.services.resolver)
     store = ctx.release.config.output.original_store
-    return Tabulated(tuple(write_tabulation(ctx.release, tab, store, progress=ctx.services.progress)))
+    return _populated(ctx, write_tabulation(ctx.release, tab, store, progress=ctx.services.progress))
+
+
+def _populated(ctx: Context, cubes: list[CubeSummary]) -> Tabulated:
+    """The tabulation, unless a cube's population has no records (its cube would be all zeros)."""
+    empty = [c for c in cubes if c.total == 0]
+    if empty:
+        cube = ctx.release.cube(empty[0].cube_id)
+        raise CubeguardError(
+            f"population '{cube.population}' of cube '{cube.id}' has no records in the microdata; "
+            f"check populations.{cube.population} (its unit and where) or the input"
+        )
+    return Tabulated(tuple(cubes))
 
 
 def _tabulate_items(ctx: Context) -> list[Any]:
@@ -158,7 +170,7 @@ def _tabulate_finish(ctx: Context, files: list[str]) -> Tabulated:
     store = ctx.release.config.output.original_store
     cubes = write_tabulation(ctx.release, sum_parts(ctx.release, files), store, progress=ctx.services.progress)
     shutil.rmtree(parts_folder(ctx.release), ignore_errors=True)
-    return Tabulated(tuple(cubes))
+    return _populated(ctx, cubes)
 
 
 def _protect_items(ctx: Context) -> list[Any]:
