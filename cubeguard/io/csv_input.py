@@ -90,7 +90,7 @@ def iter_csv_batches(
         raise CsvInputError(source, [f"column names repeat ({', '.join(dupes)}); make them unique"])
     if header:
         file_names = _read_header(file, delimiter, encoding)
-        _check_header(source, file_names, names, numeric_cols)
+        _check_header(source, file_names, names, numeric_cols, delimiter)
     elif names is None:
         raise CsvInputError(source, ["the file has no header, so pass columns (tau-ARGUS metadata or a list)"])
     else:
@@ -170,7 +170,16 @@ def _names_and_numeric(
     return list(columns), set(numeric)
 
 
-def _check_header(source: str, file_names: list[str], names: list[str] | None, numeric: set[str]) -> None:
+def _check_header(
+    source: str, file_names: list[str], names: list[str] | None, numeric: set[str], delimiter: str
+) -> None:
+    other = [d for d in (";", ",", "\t", "|") if d != delimiter and len(file_names) == 1 and d in file_names[0]]
+    if other:  # everything else would follow from reading the header as one column
+        raise CsvInputError(
+            source,
+            [f"line 1: the header reads as one column containing {other[0]!r}; the file looks delimited by "
+             f"{other[0]!r}, not {delimiter!r}: set the delimiter (input.csv.delimiter)"],
+        )  # fmt: skip
     problems = []
     repeated = sorted({n for n in file_names if file_names.count(n) > 1})
     if repeated:

@@ -25,7 +25,11 @@ def available_columns(spec: InputSpec) -> list[str]:
     if spec.format == "parquet":
         return list(_parquet(spec.microdata).schema_arrow.names)
     first = next(iter_batches(spec, None, 1000), None)
-    return list(first.schema.names) if first is not None else []
+    if first is None or first.num_rows == 0:
+        raise CubeguardError(
+            f"microdata {spec.microdata} has no records (a header at most); point input.microdata at the census file"
+        )
+    return list(first.schema.names)
 
 
 def iter_batches(

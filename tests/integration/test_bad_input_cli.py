@@ -54,6 +54,15 @@ def _corrupt_parquet(folder: Path) -> list[str]:
     return []
 
 
+def _csv(folder: Path, rows: int, sep: str) -> None:
+    """The microdata as CSV (``rows`` records) separated by ``sep``, read by a config that expects commas."""
+    import pandas as pd
+
+    frame = pd.read_parquet(folder / "data" / "persons.parquet").head(rows)
+    frame.to_csv(folder / "data" / "persons.csv", sep=sep, index=False)
+    _text(folder, "  microdata: data/persons.parquet\n", "  microdata: data/persons.csv\n  format: csv\n")
+
+
 CASES: dict[str, tuple[Spoil, str, bool]] = {  # spoil, message, original store may exist
     "cube id with a path": (
         lambda f: _text(f, "{id: c2,", "{id: ../x,") or [],
@@ -68,6 +77,12 @@ CASES: dict[str, tuple[Spoil, str, bool]] = {  # spoil, message, original store 
     ),
     "microdata without records": (_zero_rows, "has no records; point input.microdata at the census file", False),
     "population without records": (_empty_population, "population 'nobody' of cube 'none' has no records", True),
+    "csv with the wrong delimiter": (
+        lambda f: _csv(f, 100, ";") or [],
+        "the header reads as one column containing ';'; the file looks delimited by ';', not ','",
+        False,
+    ),
+    "csv with a header only": (lambda f: _csv(f, 0, ",") or [], "has no records (a header at most)", False),
 }
 
 
