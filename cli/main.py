@@ -19,7 +19,13 @@ from cli.runtime import prefect_env, start_ephemeral_server
 if TYPE_CHECKING:
     from cubeguard.config import ReleaseConfig
 
-app = typer.Typer(help="Protect census hypercubes before publication.", no_args_is_help=True, add_completion=False)
+# No locals in a traceback (they may hold secrets); every command but server and schema is behind user_errors.
+app = typer.Typer(
+    help="Protect census hypercubes before publication.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
 app.add_typer(audit_app, name="audit")
 out = Console()
 
@@ -47,9 +53,11 @@ def validate(config: Path) -> None:
     """Validate a release's microdata against its config (exit 2 on bad input)."""
     from cubeguard.config import load_release
     from cubeguard.microdata.read import count_records
+    from cubeguard.pipeline.preflight import check_input
     from schemas.validate import validate_microdata
 
     release = load_release(config)
+    check_input(release)
     with StageBars({"validate": count_records(release.config.input)}) as bars:
         rep = validate_microdata(
             release, release.config.output.validation_report, progress=lambda n: bars.update("validate", n)
@@ -110,14 +118,19 @@ def release(
     from cubeguard.config import load_release
     from cubeguard.config.protection import require_protection
     from cubeguard.microdata.read import count_records
-    from cubeguard.publish.stage import check_release_id
+    from cubeguard.pipeline.preflight import check_input, check_output
+    from cubeguard.publish.stage import check_unpublished
+    from cubeguard.secrets import check_environment_references
 
     overrides = parse_sets(sets)
     rel = load_release(config, overrides or None)
     require_protection(rel)
     refuse_inline_secrets(rel.config, overrides)
+    check_environment_references(rel.config)  # Prefect Secret blocks resolve in the flow, once Prefect runs
     if release_id is not None:
-        check_release_id(release_id)  # a bad id stops the run now, not at publish time
+        check_unpublished(rel, release_id)  # a bad or used id stops the run now, not at publish time
+    check_input(rel)  # the microdata read, hold records and have their columns
+    check_output(rel)  # the output folder can be written and no other release holds it
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()

@@ -52,7 +52,7 @@ def resolve_number(value: SecretNumber | SecretInt, key: str, resolver: SecretRe
         raw = os.environ.get(value.env)
         if raw is None:
             raise CubeguardError(
-                f"{key}: environment variable {value.env} is not set; set it or give the value inline."
+                f"{key}: environment variable {value.env} is not set; set it where the command runs (or use a Prefect Secret block)."
             )
     elif resolver is None:
         raise CubeguardError(f"{key}: prefect_secret references resolve only in a Prefect run; use {{env: NAME}} here.")
@@ -100,3 +100,14 @@ def secret_references(node: object, path: str = "") -> dict[str, SecretRef]:
 def resolve_references(node: object, resolver: SecretResolver | None = None) -> dict[str, float]:
     """The values of every referenced secret of a config (for the internal audit record and run keys)."""
     return {key: resolve_number(ref, key, resolver) for key, ref in secret_references(node).items()}
+
+
+def check_environment_references(node: object) -> None:
+    """Resolve every ``{env: NAME}`` reference of a config now, so an unset one stops the command at once.
+
+    Raises:
+        CubeguardError: a variable is unset or holds no number (named by key, never by value).
+    """
+    for key, ref in secret_references(node).items():
+        if isinstance(ref, EnvSecret):
+            resolve_number(ref, key, None)

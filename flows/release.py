@@ -17,12 +17,13 @@ from prefect import Flow, flow, unmapped
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from cubeguard.audit.record import utc_now
+from cubeguard.audit.record import Outcome, utc_now
 from cubeguard.config import load_release
 from cubeguard.config.protection import require_protection
-from cubeguard.errors import ReleaseBlocked
+from cubeguard.errors import CubeguardError, ReleaseBlocked
+from cubeguard.pipeline.preflight import check_input, check_output
 from cubeguard.publish.lock import release_lock
-from cubeguard.publish.stage import check_release_id
+from cubeguard.publish.stage import check_unpublished
 from cubeguard.release.audit import Results
 from cubeguard.release.results import StepResult
 from cubeguard.release.run import summary, walk
@@ -81,7 +82,9 @@ def release_flow(
     resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
     require_protection(release)  # every cube protected and gated, or the config says why not
     if release_id is not None:
-        check_release_id(release_id)  # a bad id stops the run now, not at publish time
+        check_unpublished(release, release_id)  # a bad or used id stops the run now, not at publish time
+    check_input(release)  # the microdata read, hold records and have their columns
+    check_output(release)
     spec = RunSpec(
         config_path,
         overrides,
@@ -99,15 +102,23 @@ def release_flow(
             spec, results["prepare"] = prepare_input(spec)
             walk(spec, TaskRunner(), results, progress=report)
         except ReleaseBlocked as exc:
-            audit_run(spec, results, "blocked", str(exc))
+            _record_failure(spec, results, "blocked", str(exc), exc)
             raise
         except BaseException as exc:
             if "publish" not in results:  # a published release has its record already
-                audit_run(spec, results, "failed", f"{type(exc).__name__}: {exc}")
+                _record_failure(spec, results, "failed", f"{type(exc).__name__}: {exc}", exc)
             raise
     result = summary(spec, results)
     summary_artifact(result)
     return result
+
+
+def _record_failure(spec: RunSpec, results: Results, outcome: Outcome, message: str, exc: BaseException) -> None:
+    """Append the attempt's record; if that fails too (a full disk), the first failure is what to fix."""
+    try:
+        audit_run(spec, results, outcome, message)
+    except CubeguardError as audit_exc:
+        exc.add_note(f"the attempt could not be recorded either: {audit_exc}")
 
 
 def with_dask(flow_fn: Flow[..., T], address: str | None, workers: int) -> Flow[..., T]:

@@ -168,6 +168,12 @@ class _Scalars:
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when the wheel has it
 
 
+def text_line(file: Path, offset: int) -> int:
+    """The 1-based line of byte ``offset`` in ``file``."""
+    with file.open("rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
 def load_yaml(file: Path, within: KeyPath = ()) -> LocatedYaml:
     """Parse ``file`` into plain data, recording the line of each key and list item.
 
@@ -185,6 +191,13 @@ def load_yaml(file: Path, within: KeyPath = ()) -> LocatedYaml:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CubeguardError(f"{file}: no such file; check the path.") from None
+    except IsADirectoryError:
+        raise CubeguardError(f"{file} is a folder, not a YAML file; name the file.") from None
+    except UnicodeDecodeError as exc:
+        line = text_line(file, exc.start)
+        raise CubeguardError(
+            f"{file} line {line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); save the file as UTF-8."
+        ) from None
     try:
         node = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:

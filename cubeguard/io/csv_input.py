@@ -124,20 +124,32 @@ def iter_csv_batches(
     except pa.ArrowInvalid as exc:
         stream.close()
         raise diagnose(exc) from None
-    return _batches(reader, stream, diagnose)
+    except OSError as exc:
+        stream.close()
+        raise _unreadable(source, exc) from None
+    return _batches(reader, stream, diagnose, source)
 
 
 def _batches(
     reader: pacsv.CSVStreamingReader,
     stream: pa.NativeFile,
     diagnose: Callable[[pa.ArrowInvalid], CsvInputError],
+    source: str,
 ) -> Iterator[pa.RecordBatch]:
     try:
         yield from reader
     except pa.ArrowInvalid as exc:
         raise diagnose(exc) from None
+    except OSError as exc:  # Arrow's I/O errors: a truncated or corrupt compressed stream
+        raise _unreadable(source, exc) from None
     finally:
         stream.close()
+
+
+def _unreadable(source: str, exc: OSError) -> CsvInputError:
+    return CsvInputError(
+        source, [f"cannot be read to its end ({exc}); the file is truncated or corrupt: copy it again"]
+    )
 
 
 def _read_header(file: Path, delimiter: str, encoding: str) -> list[str]:

@@ -106,6 +106,17 @@ def check_release_id(release_id: str) -> str:
     return release_id
 
 
+def check_unpublished(release: Release, release_id: str) -> None:
+    """Stop now if a release of this id is already published (publishing would refuse it at the end).
+
+    Raises:
+        ReleaseExists: ``published/<release_id>`` exists.
+    """
+    target = published_root(release) / check_release_id(release_id)
+    if os.path.lexists(target):
+        raise ReleaseExists(f"release {release_id} was already published at {target}; choose another release id")
+
+
 def publish_release(
     release: Release,
     release_id: str,

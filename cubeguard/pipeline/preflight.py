@@ -1,0 +1,114 @@
+"""What can be known before a release starts, checked before anything runs or is written.
+
+The microdata read, hold records and have their columns; the output folder can be written and no
+other release holds it.
+
+:func:`check_input` reads a Parquet file's footer, or a CSV's header and first batch, never the
+records themselves. It runs before the orchestrator starts and before anything is written, so a
+wrong path, an unreadable or empty file, a wrong delimiter or a column the config needs but the
+file lacks is one sentence (exit 2), with the config key and line where a key names the column.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cubeguard.config.load import Release
+from cubeguard.config.yamlmap import dotted, load_yaml
+from cubeguard.errors import ConfigError, CubeguardError
+from cubeguard.methods.registry import MICRODATA_METHODS
+from cubeguard.microdata.read import available_columns, count_records
+from cubeguard.publish.lock import release_lock
+
+KeyPath = tuple[str | int, ...]
+
+
+def check_input(release: Release) -> None:
+    """Stop now if the microdata cannot be read, hold no records or lack a column the config needs.
+
+    A microdata file that ``input.synthetic`` will generate is not checked (it does not exist yet).
+
+    Raises:
+        CubeguardError: the file is missing, a folder, unreadable or without records.
+        ConfigError: columns are missing, each located at the config key that needs it.
+    """
+    spec = release.config.input
+    if not spec.microdata.exists() and spec.synthetic is not None:
+        return
+    if not spec.microdata.exists():
+        raise CubeguardError(
+            f"microdata file {spec.microdata} does not exist; fix input.microdata or add input.synthetic to generate one"
+        )
+    present = set(available_columns(spec))  # raises on a folder, a corrupt file, a header-only CSV
+    if count_records(spec) == 0:
+        raise CubeguardError(f"microdata {spec.microdata} has no records; point input.microdata at the census file")
+    missing = {col: path for col, path in needed_columns(release).items() if col not in present}
+    if missing:
+        doc = load_yaml(release.path)
+        problems = []
+        for col, path in missing.items():
+            line = doc.line_of(path)
+            where = f"{release.path.name} line {line}" if line else release.path.name
+            problems.append(
+                f"{dotted(path)} ({where}): the microdata have no column {col!r}; "
+                "rename the column in the file or fix the config"
+            )
+        raise ConfigError(release.path, problems)
+
+
+def needed_columns(release: Release) -> dict[str, KeyPath]:
+    """Every microdata column the release reads, with the first config key that asks for it."""
+    cfg = release.config
+    inp = cfg.input
+    needed: dict[str, KeyPath] = {}
+
+    def need(column: str | None, path: KeyPath) -> None:
+        if column:
+            needed.setdefault(column, path)
+
+    for name, var in cfg.variables.items():
+        need(var.column, ("variables", name, "column"))
+    if inp.record_key.generate_seed is None:
+        need(inp.record_key.column, ("input", "record_key", "column"))
+    need(inp.person_id, ("input", "person_id"))
+    need(inp.household_id, ("input", "household_id"))
+    for name, pop in cfg.populations.items():
+        for col in pop.where:
+            need(col, ("populations", name, "where", col))
+        if pop.unit == "households":
+            need(inp.household_ref, ("input", "household_ref"))
+    for i, step in enumerate(cfg.pre_tabular):
+        method = MICRODATA_METHODS[step.method]
+        for col in method.columns(step.with_ids(inp.household_id, inp.person_id)):
+            need(col, ("pre_tabular", i))
+    return needed
+
+
+def check_output(release: Release) -> None:
+    """Stop now if ``output.folder`` is a file, cannot be written, or another release holds it.
+
+    Raises:
+        CubeguardError: naming the folder and what to change; ``ReleaseLocked`` when a release runs.
+    """
+    folder = release.config.output.folder
+    if folder.exists() and not folder.is_dir():
+        raise CubeguardError(f"output.folder {folder} is a file; move it or set output.folder to a folder")
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise CubeguardError(f"output.folder {folder}: {existing} is a file; move it or set output.folder elsewhere")
+    if not os.access(existing, os.W_OK | os.X_OK):  # a read-only file system refuses even root
+        raise CubeguardError(
+            f"output.folder {folder} cannot be written ({_why(existing)}); set output.folder to a writable folder"
+        )
+    if folder.is_dir():
+        with release_lock(folder):  # raises at once if a running release holds it
+            pass
+
+
+def _why(path: Path) -> str:
+    try:
+        probe = os.statvfs(path)
+    except OSError:
+        return "no access"
+    return "its file system is read-only" if probe.f_flag & os.ST_RDONLY else "no write permission"
