@@ -13,7 +13,9 @@ from cli.errors import user_errors
 from cubeguard.audit.store import AuditStore
 from cubeguard.errors import CubeguardError
 
-app = typer.Typer(help="The internal audit trail of release runs.", no_args_is_help=True)
+app = typer.Typer(
+    help="The internal audit trail of release runs.", no_args_is_help=True, pretty_exceptions_show_locals=False
+)
 out = Console()
 
 CONFIG = typer.Option(None, "--config", help="Release config whose audit store to open.")
@@ -29,7 +31,7 @@ def open_store(config: Path | None, url: str | None) -> AuditStore:
     from cubeguard.config import load_release
     from cubeguard.pipeline.auditing import audit_store_of
 
-    return audit_store_of(load_release(config))
+    return audit_store_of(load_release(config), create=False)
 
 
 @app.command("list")

@@ -7,6 +7,9 @@ and when a docs folder is given one local Data Docs site is configured there, wi
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import great_expectations as gx
@@ -17,7 +20,10 @@ from great_expectations.data_context.types.base import (
     ProgressBarsConfig,
 )
 
+from cubeguard.errors import CubeguardError
+
 DOCS_SITE = "release_gates"
+_SITE_LOGGER = "great_expectations.render.renderer.site_builder"
 
 
 def ephemeral_context(docs_dir: Path | None) -> EphemeralDataContext:
@@ -39,3 +45,43 @@ def ephemeral_context(docs_dir: Path | None) -> EphemeralDataContext:
     context = gx.get_context(mode="ephemeral", project_config=config)
     assert isinstance(context, EphemeralDataContext)
     return context
+
+
+def build_docs(context: EphemeralDataContext, docs_dir: Path) -> None:
+    """Render the Data Docs site; a page GX could not write fails the gate step (GX only logs it).
+
+    Raises:
+        CubeguardError: a page could not be written (a full disk, a read-only folder), naming the folder.
+    """
+    with _captured(_SITE_LOGGER) as errors:
+        context.build_data_docs(site_names=[DOCS_SITE])
+    if errors:
+        detail = errors[0].getMessage().split("Detailed information follows:")[-1].split("Traceback")[0]
+        detail = detail.strip(' .:"\n')
+        raise CubeguardError(
+            f"the gates' Data Docs could not be written to {docs_dir} ({detail}); "
+            "free space there or set output.folder to a writable disk"
+        )
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def _captured(name: str) -> Iterator[list[logging.LogRecord]]:
+    """Collect ``name``'s error records instead of printing them (GX prints whole tracebacks)."""
+    logger = logging.getLogger(name)
+    handler, propagate = _Collect(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield handler.records
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

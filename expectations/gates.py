@@ -38,7 +38,7 @@ from cubeguard.gates import CubeGateResult, evaluate_cube
 from cubeguard.gates.distance import measure_column
 from cubeguard.gates.evaluate import DISTANCES
 from cubeguard.gates.slabs import DEFAULT_SLAB_CELLS
-from expectations.context import DOCS_SITE, ephemeral_context
+from expectations.context import build_docs, ephemeral_context
 from expectations.distance import CUBE_COLUMN
 from expectations.facts import cube_frame
 from expectations.offline_docs import make_offline
@@ -267,7 +267,7 @@ def run_gates(
     _agree(outcomes, facts, check_of)
     docs_index = None
     if docs_dir is not None:
-        context.build_data_docs(site_names=[DOCS_SITE])
+        build_docs(context, docs_dir)
         make_offline(docs_dir)
         docs_index = docs_dir / "index.html"
     lengths = tuple((name, len(suite.expectations)) for name, suite in suites.items())

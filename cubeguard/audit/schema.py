@@ -101,7 +101,9 @@ def open_engine(url: str) -> Engine:
 
 
 def _cannot_open(url: str, why: str) -> AuditStoreError:
-    return AuditStoreError(f"audit store {shown_url(url)} cannot be opened: {why}; check audit.url or --audit-url")
+    return AuditStoreError(
+        f"audit store {shown_url(url)} cannot be opened: {why}; check output.audit_url (or audit --url)"
+    )
 
 
 def _serialise_sqlite_writes(engine: Engine) -> None:

@@ -190,7 +190,7 @@ class AuditStore:
             if schema.has_schema(connection, url):
                 return
         if not create:
-            raise AuditStoreError(f"{self.url} holds no audit store yet; check audit.url or --audit-url")
+            raise AuditStoreError(f"{self.url} holds no audit store yet; check output.audit_url (or audit --url)")
         with self._writing("be opened") as connection:
             schema.create_schema(connection, url)
 
@@ -237,7 +237,7 @@ class AuditStore:
             yield
         except SQLAlchemyError as exc:
             raise AuditStoreError(
-                f"audit store {self.url} cannot {action}: {schema.reason(exc)}; check audit.url or --audit-url"
+                f"audit store {self.url} cannot {action}: {schema.reason(exc)}; check output.audit_url (or audit --url)"
             ) from None
 
 
@@ -267,4 +267,4 @@ def _refuse_missing_sqlite_file(url: str, create: bool) -> None:
     if create or parsed.get_backend_name() != "sqlite" or not database or database.startswith(":memory:"):
         return
     if not Path(database).exists():
-        raise AuditStoreError(f"there is no audit store at {database}; check audit.url or --audit-url")
+        raise AuditStoreError(f"there is no audit store at {database}; check output.audit_url (or audit --url)")

@@ -20,10 +20,15 @@ from cubeguard.secrets import SecretResolver, resolve_references
 OVERRIDES_MARK = "# overrides of this run: "
 
 
-def audit_store_of(release: Release) -> AuditStore:
-    """The release's audit store: ``output.audit_url`` if set, else ``internal/audit.sqlite``."""
+def audit_store_of(release: Release, create: bool = True) -> AuditStore:
+    """The release's audit store: ``output.audit_url`` if set, else ``internal/audit.sqlite``.
+
+    With ``create=False`` (reading it) a store that does not exist yet is an error, not created.
+    """
     url = getattr(release.config.output, "audit_url", None)
-    return AuditStore(url) if url else AuditStore.for_path(release.config.output.internal / "audit.sqlite")
+    if url:
+        return AuditStore(url, create=create)
+    return AuditStore.for_path(release.config.output.internal / "audit.sqlite", create=create)
 
 
 def config_text(release: Release, overrides: dict[str, Any]) -> str:

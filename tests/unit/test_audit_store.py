@@ -172,12 +172,14 @@ def test_reopening_an_existing_store_keeps_its_records(tmp_path: Path) -> None:
 
 def test_a_missing_store_is_not_created_when_create_is_false(tmp_path: Path) -> None:
     with pytest.raises(
-        AuditStoreError, match=r"^there is no audit store at .*nope\.db; check audit.url or --audit-url$"
+        AuditStoreError, match=r"^there is no audit store at .*nope\.db; check output\.audit_url \(or audit --url\)$"
     ):
         AuditStore.for_path(tmp_path / "nope.db", create=False)
     assert not (tmp_path / "nope.db").exists()
     (tmp_path / "empty.db").touch()
-    with pytest.raises(AuditStoreError, match=r"empty\.db holds no audit store yet; check audit.url or --audit-url$"):
+    with pytest.raises(
+        AuditStoreError, match=r"empty\.db holds no audit store yet; check output\.audit_url \(or audit --url\)$"
+    ):
         AuditStore.for_path(tmp_path / "empty.db", create=False)
 
 
@@ -211,7 +213,7 @@ def test_urls_that_cannot_be_opened_say_what_to_check(tmp_path: Path) -> None:
         message = str(caught.value)
         assert message.startswith(f"audit store {schema.shown_url(url)} cannot be opened: ")
         assert why in message
-        assert message.endswith("; check audit.url or --audit-url")
+        assert message.endswith("; check output.audit_url (or audit --url)")
         assert "hunter2" not in message
 
 
