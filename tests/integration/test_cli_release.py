@@ -66,20 +66,6 @@ def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
     assert shown.returncode == 0 and "GEO.2 x SEX x AGE.M" in shown.stdout
 
 
-@pytest.mark.slow
-def test_bad_input_exits_2_with_one_sentence_and_writes_nothing(tiny_release: Path) -> None:
-    df = tiny_microdata()
-    df["sex"] = df["sex"].astype(str)
-    df.loc[3, "sex"] = "X"
-    df.to_parquet(tiny_release.parent / "data" / "persons.parquet")
-    run = cli("release", str(tiny_release), cwd=tiny_release.parent)
-    assert run.returncode == 2
-    assert "microdata failed validation" in run.stderr and "Traceback" not in run.stderr + run.stdout
-    assert not (tiny_release.parent / "out" / "original.zarr").exists()
-    assert not (tiny_release.parent / "out" / "protected.zarr").exists()
-    assert (tiny_release.parent / "out" / "validation.json").exists()
-
-
 def test_bad_config_exits_2_listing_problems(tiny_release: Path) -> None:
     text = tiny_release.read_text().replace("[GEO.1, AGE.L]", "[GEO.1, AGE.Q]")
     tiny_release.write_text(text)
