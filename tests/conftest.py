@@ -119,3 +119,16 @@ def protect_tiny(folder: Path, steps: str) -> tuple[dict[str, Any], dict[str, An
     original = {c: open_cube(out.original_store, c).load() for c in ids}
     protected = {c: open_cube(out.protected_store, c).load() for c in ids}
     return original, protected, list(rel.config.steps)
+
+
+def config_problems(folder: Path, steps: str) -> list[str]:
+    """The problems the config loader finds in TINY_CONFIG with its one step replaced by ``steps``."""
+    from cubeguard.config import ConfigError, load_release
+
+    path = folder / "c.yaml"
+    path.write_text(TINY_CONFIG.replace(CELL_KEY_STEP, steps))
+    try:
+        load_release(path)
+    except ConfigError as exc:
+        return exc.problems
+    return []

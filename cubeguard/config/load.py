@@ -273,6 +273,7 @@ def _check_steps(cfg: ReleaseConfig, problems: Problems, resolver: SecretResolve
                 number=_numbers(where, resolver, problems),
                 household_id=cfg.input.household_id,
                 person_id=cfg.input.person_id,
+                breakdowns=frozenset(b for v in cfg.variables.values() for b in v.breakdowns),
             )
             for loc, message in _method_check(step, ctx):
                 problems.add((*where, *loc), message)

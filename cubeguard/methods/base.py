@@ -60,6 +60,15 @@ Seed = Annotated[
     ),
 ]
 
+CellSeed = Annotated[
+    Annotated[int, Field(ge=0)] | EnvSecret | PrefectSecret | None,
+    Field(
+        default=None,
+        description="Seed of a random stream (secret, a non-negative integer); without it each cell's "
+        "cell key decides, so a cell shared by several cubes changes the same in all of them.",
+    ),
+]
+
 
 class StepModel(BaseModel):
     """Base of every method's config model: immutable, unknown keys rejected, inputs never echoed."""
@@ -104,6 +113,7 @@ class CheckContext:
             orchestrator's secret blocks when a resolver is at hand).
         household_id: the input's household id column.
         person_id: the input's person id column.
+        breakdowns: the release's breakdown ids (a cube's dimension names, e.g. ``GEO.2``).
     """
 
     cube_ids: frozenset[str]
@@ -112,6 +122,7 @@ class CheckContext:
     number: Numbers
     household_id: str | None = None
     person_id: str | None = None
+    breakdowns: frozenset[str] = frozenset()
 
     def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
         """The post-tabular steps before (or, with ``later``, after) this one that protect some of its cubes.
@@ -165,6 +176,15 @@ def _no_problems(step: Any, ctx: CheckContext) -> list[Problem]:
     return []
 
 
+def _never(step: Any) -> bool:
+    return False
+
+
+def always(step: Any) -> bool:
+    """For :attr:`CubeMethod.additive`: every step of the method publishes additive cubes."""
+    return True
+
+
 @dataclass(frozen=True)
 class CubeMethod(Generic[C]):
     """A post-tabular method.
@@ -178,6 +198,8 @@ class CubeMethod(Generic[C]):
             and the audit record.
         protects: whether a step of this method counts as protecting the cubes it applies to (the
             identity step does not).
+        additive: whether a step publishes additive cubes (every total the sum of its children);
+            the additivity gate then blocks on those cubes whatever ``gates.require_additivity`` says.
     """
 
     model: type[C]
@@ -186,6 +208,7 @@ class CubeMethod(Generic[C]):
     check: Callable[[C, CheckContext], list[Problem]] = _no_problems
     files: Callable[[C], list[Path]] = _no_files
     protects: bool = True
+    additive: Callable[[C], bool] = _never
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property

@@ -40,7 +40,7 @@ def config_text(release: Release, overrides: dict[str, Any]) -> str:
 
 
 def seeds_of(release: Release, secrets: dict[str, Any]) -> dict[str, int]:
-    """Every seed the run used: synthetic census, record keys, swaps (resolved values)."""
+    """Every seed the run used: synthetic census, record keys, swaps, random post-tabular steps (resolved values)."""
     cfg = release.config
     seeds = {k: int(v) for k, v in secrets.items() if k.endswith("seed")}
     if cfg.input.synthetic is not None:
@@ -48,10 +48,11 @@ def seeds_of(release: Release, secrets: dict[str, Any]) -> dict[str, int]:
     gen = cfg.input.record_key.generate_seed
     if isinstance(gen, int):
         seeds["input.record_key.generate_seed"] = gen
-    for k, step in enumerate(cfg.pre_tabular):
-        value = getattr(step, "seed", None)
-        if isinstance(value, int):
-            seeds[f"pre_tabular[{k}].seed"] = value
+    for where, steps in (("pre_tabular", cfg.pre_tabular), ("steps", cfg.steps)):
+        for k, step in enumerate(steps):
+            value = getattr(step, "seed", None)
+            if isinstance(value, int):
+                seeds[f"{where}[{k}].seed"] = value
     return seeds
 
 

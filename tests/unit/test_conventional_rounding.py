@@ -200,8 +200,8 @@ def test_rounding_may_follow_other_steps_and_share_the_release_with_them_on_othe
          r"steps\[0\]\.cubes\[0\] \(c\.yaml line \d+\): unknown hypercube 'c3'"),
         ("  - {method: conventional_rounding, base: 5}\n" + CELL_KEY,
          r"steps\[0\]\.cubes \(c\.yaml line \d+\): cube 'c1' \(and 2 more\) is protected again by steps\[1\] "
-         r"\(cell_key\) after this rounding, so its counts would not all be multiples of 5; make the rounding "
-         r"the last step of each cube it rounds, or restrict 'cubes'"),
+         r"\(cell_key\) after this step, so its counts would no longer all be multiples of 5; make this step "
+         r"the last of each cube it protects, or restrict 'cubes'"),
         ("  - {method: conventional_rounding, cubes: [c2, hh]}\n  - {method: conventional_rounding, name: r5, base: 5}\n",
          r"steps\[0\]\.cubes \(c\.yaml line \d+\): cube 'c2' \(and 1 more\) is protected again by steps\[1\] \(r5\)"),
     ],

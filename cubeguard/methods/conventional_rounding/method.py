@@ -5,6 +5,7 @@ from __future__ import annotations
 import xarray as xr
 
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.cells import last_step_problems
 from cubeguard.methods.conventional_rounding.kernel import round_to_base
 from cubeguard.methods.conventional_rounding.model import ConventionalRoundingStep
 
@@ -47,15 +48,4 @@ def check(step: ConventionalRoundingStep, ctx: CheckContext) -> list[Problem]:
     reported at the first one: to the same base it does nothing, to another it can move a count
     more than half a base from the tabulated one.
     """
-    later = ctx.sharing(later=True)
-    if not later:
-        return []
-    k, other, both = later[0]
-    return [
-        (
-            ("cubes",),
-            f"cube {both[0]!r} (and {len(both) - 1} more) is protected again by steps[{k}] ({other.name}) "
-            f"after this rounding, so its counts would not all be multiples of {step.base}; "
-            "make the rounding the last step of each cube it rounds, or restrict 'cubes'",
-        )
-    ]
+    return last_step_problems(ctx, f"all be multiples of {step.base}")

@@ -1,0 +1,118 @@
+"""Shared by the methods that change a cube's inner cells and publish its margins as their sums.
+
+Random and semi-controlled rounding, small cell adjustment and Barnardisation change the interior
+(the cells with a leaf code on every dimension, :mod:`cubeguard.measures.select`) and then publish
+every total and subtotal as the sum of the changed interior, so the published cube is additive.
+They also need one uniform number per cell: the cell key (the record keys' sum mod 1, the same
+for the same records in every cube, so a cell shared by several cubes changes the same way in all
+of them; Shlomo and Young 2008, as in Shlomo 2009, 3.2.1) or a seeded stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+import xarray as xr
+
+from cubeguard.ckm.perturb import cell_keys
+from cubeguard.measures.select import DimHierarchy, hierarchies
+from cubeguard.methods.base import CheckContext, Problem
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+_Cell = TypeVar("_Cell", bound=np.generic)
+
+
+def leaf_index(cube: xr.Dataset) -> tuple[IntArray, ...]:
+    """Positions of the leaf codes along each dimension, in dimension order (for ``np.ix_``)."""
+    found = hierarchies(cube)
+    return tuple(found[str(d)].leaves for d in cube["count"].dims)
+
+
+def interior(values: npt.NDArray[_Cell], index: tuple[IntArray, ...]) -> npt.NDArray[_Cell]:
+    """The interior cells of a full-cube array (a copy, leaf codes on every axis)."""
+    return values[np.ix_(*index)]
+
+
+def summed(cube: xr.Dataset, inner: IntArray) -> IntArray:
+    """The whole cube (totals and subtotals included) as exact sums of ``inner``, its interior cells."""
+    found = hierarchies(cube)
+    out = np.asarray(inner, dtype=np.int64)
+    for axis, dim in enumerate(cube["count"].dims):
+        agg = _aggregation(found[str(dim)])
+        moved = np.moveaxis(out, axis, 0)
+        flat = (agg @ moved.reshape(moved.shape[0], -1)).astype(np.int64)
+        out = np.moveaxis(flat.reshape((agg.shape[0], *moved.shape[1:])), 0, axis)
+    return np.ascontiguousarray(out)
+
+
+def _aggregation(h: DimHierarchy) -> sp.csr_array:
+    """The 0/1 matrix (codes x leaves): a code's value is the sum of the leaves below it."""
+    leaves = h.leaves
+    rows, cols = [], []
+    for j, leaf in enumerate(leaves):
+        k = int(leaf)
+        while k >= 0:
+            rows.append(k)
+            cols.append(j)
+            k = int(h.parent[k])
+    data = np.ones(len(rows), dtype=np.int64)
+    return sp.csr_array((data, (rows, cols)), shape=(len(h.codes), leaves.size))
+
+
+def uniforms(cube: xr.Dataset, seed: int | None) -> FloatArray:
+    """One number in [0, 1) per cell: its cell key, or with ``seed`` a draw from a seeded stream.
+
+    Cell keys come from the exact record-key sums, so they need a cube tabulated with keys; a
+    seeded stream gives the same numbers for the same seed and cube shape, but two cubes sharing
+    a cell draw different numbers for it.
+    """
+    if seed is None:
+        return np.asarray(cell_keys(cube).values, dtype=np.float64)
+    return np.random.default_rng(seed).random(cube["count"].shape)
+
+
+def publish_interior(cube: xr.Dataset, inner: IntArray) -> xr.Dataset:
+    """The cube with its interior set to ``inner`` and every margin summed from it; ``noise`` kept as published minus original."""
+    full = summed(cube, inner)
+    count = cube["count"]
+    published = count.copy(data=full.astype(count.dtype))
+    change = published - count
+    noise = cube["noise"] + change if "noise" in cube else change
+    return cube.assign(count=published, noise=noise)
+
+
+def change_interior(
+    cube: xr.Dataset, seed: int | None, change: Callable[[IntArray, FloatArray], IntArray]
+) -> xr.Dataset:
+    """The cube with its interior replaced by ``change(interior counts, their draws)`` and every margin summed.
+
+    The draws are :func:`uniforms` (cell keys, or a seeded stream with ``seed``); ``count``
+    becomes the published count and ``noise`` published minus original (added to earlier noise).
+    """
+    index = leaf_index(cube)
+    inner = np.asarray(interior(np.asarray(cube["count"].values), index), dtype=np.int64)
+    return publish_interior(cube, change(inner, interior(uniforms(cube, seed), index)))
+
+
+def last_step_problems(ctx: CheckContext, kept: str) -> list[Problem]:
+    """A problem when a later post-tabular step protects a cube this step protects: it would undo what ``kept`` says.
+
+    ``kept`` completes "so its counts would no longer ...", e.g. "all be multiples of 3".
+    """
+    later = ctx.sharing(later=True)
+    if not later:
+        return []
+    k, other, both = later[0]
+    return [
+        (
+            ("cubes",),
+            f"cube {both[0]!r} (and {len(both) - 1} more) is protected again by steps[{k}] ({other.name}) "
+            f"after this step, so its counts would no longer {kept}; make this step the last of each cube "
+            "it protects, or restrict 'cubes'",
+        )
+    ]
