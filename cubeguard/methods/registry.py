@@ -13,12 +13,17 @@ from pydantic import Field
 
 from cubeguard.errors import InternalError
 from cubeguard.methods import (
+    barnardisation,
     cell_key,
+    controlled_rounding,
     conventional_rounding,
     identity,
     ons_communal_swap,
     ons_household_swap,
+    random_rounding,
     random_swap,
+    semi_controlled_rounding,
+    small_cell_adjustment,
     targeted_swap,
 )
 from cubeguard.methods.base import CubeMethod, Method, MicrodataMethod, union_tags
@@ -27,6 +32,11 @@ METHODS: tuple[Method, ...] = (
     identity.METHOD,
     cell_key.METHOD,
     conventional_rounding.METHOD,
+    controlled_rounding.METHOD,
+    random_rounding.METHOD,
+    semi_controlled_rounding.METHOD,
+    small_cell_adjustment.METHOD,
+    barnardisation.METHOD,
     targeted_swap.METHOD,
     random_swap.METHOD,
     ons_household_swap.METHOD,

@@ -146,6 +146,11 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "identity": (set(), set()),
     "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
     "conventional_rounding": ({"base"}, set()),
+    "controlled_rounding": ({"base", "steps", "stop", "time_limit_s"}, set()),
+    "random_rounding": ({"base", "margins"}, {"seed"}),
+    "semi_controlled_rounding": ({"base", "control", "control_depth"}, {"seed"}),
+    "small_cell_adjustment": ({"base"}, {"seed"}),
+    "barnardisation": (set(), {"p", "seed"}),
     "targeted_swap": (
         {"hierarchy"},
         SWAP_WITHHELD | {"similar", "risk_variables", "caps", "k_anonymity", "risk_columns", "risk_threshold"},

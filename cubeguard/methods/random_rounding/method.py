@@ -1,0 +1,50 @@
+"""Random rounding as a release step: the cube function, public parameters, config checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from cubeguard.errors import InternalError
+from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.cells import change_interior, last_step_problems, uniforms
+from cubeguard.methods.random_rounding.kernel import random_round
+from cubeguard.methods.random_rounding.model import RandomRoundingStep
+
+
+def round_cube(cube: xr.Dataset, base: int, margins: str, seed: int | None) -> xr.Dataset:
+    """The cube randomly rounded to ``base`` (Shlomo 2009, 3.2.1); ``noise`` is published minus original.
+
+    ``margins="independent"`` rounds every cell with its own draw; ``"summed"`` rounds the
+    interior and publishes each total and subtotal as the sum of the rounded interior.
+    """
+    if margins == "summed":
+        return change_interior(cube, seed, lambda inner, u: random_round(inner, base, u))
+    count = cube["count"]
+    published = count.copy(data=random_round(np.asarray(count.values, dtype=np.int64), base, uniforms(cube, seed)))
+    change = published - count
+    noise = cube["noise"] + change if "noise" in cube else change
+    return cube.assign(count=published, noise=noise)
+
+
+def prepare(step: RandomRoundingStep) -> CubeFunction:
+    """Round a cube as the (resolved) step says."""
+    seed = step.seed
+    if seed is not None and not isinstance(seed, int):
+        raise InternalError("the random rounding seed is not resolved; this is a bug in cubeguard")
+
+    def rounded(cube: xr.Dataset) -> xr.Dataset:
+        return round_cube(cube, step.base, step.margins, seed)
+
+    return rounded
+
+
+def public(step: RandomRoundingStep) -> dict[str, object]:
+    """The base and how margins are published are public; the seed is not, nor whether one is set."""
+    return {"base": step.base, "margins": step.margins}
+
+
+def check(step: RandomRoundingStep, ctx: CheckContext) -> list[Problem]:
+    """No later step protects a cube this step rounds."""
+    kept = f"all be multiples of {step.base}" + (" and add up" if step.margins == "summed" else "")
+    return last_step_problems(ctx, kept)

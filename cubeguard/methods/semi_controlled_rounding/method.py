@@ -1,0 +1,85 @@
+"""Semi-controlled random rounding as a release step: control groups, the cube function, config checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from cubeguard.errors import InternalError
+from cubeguard.measures.select import hierarchies
+from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.cells import IntArray, interior, last_step_problems, leaf_index, publish_interior, uniforms
+from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
+from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
+
+
+def round_cube(cube: xr.Dataset, step: SemiControlledRoundingStep, seed: int | None) -> xr.Dataset:
+    """The cube's interior rounded semi-controlled to its control groups, every margin summed from it."""
+    counts = np.asarray(cube["count"].values, dtype=np.int64)
+    u_all = uniforms(cube, seed)
+    index = leaf_index(cube)
+    group, total_cells = control_groups(cube, step.control, step.control_depth, index)
+    inner = interior(counts, index)
+    rounded = semi_controlled_round(
+        inner.ravel(), step.base, interior(u_all, index).ravel(), group.ravel(), u_all.ravel()[total_cells]
+    )
+    return publish_interior(cube, rounded.reshape(inner.shape))
+
+
+def control_groups(
+    cube: xr.Dataset, control: list[str], depth: int, index: tuple[IntArray, ...]
+) -> tuple[IntArray, IntArray]:
+    """The control group of each interior cell and, per group, the flat position of its total cell.
+
+    The groups are the codes at ``depth`` along the first dimension of ``control`` the cube has
+    (a leaf above that depth is a group of its own); without one, the whole cube is one group.
+    """
+    dims = [str(d) for d in cube["count"].dims]
+    shape = cube["count"].shape
+    roots = [hierarchies(cube)[d].root for d in dims]
+    along = next((d for d in control if d in dims), None)
+    if along is None:
+        return np.zeros(tuple(i.size for i in index), dtype=np.int64), np.array(
+            [np.ravel_multi_index(tuple(roots), shape)], dtype=np.int64
+        )
+    axis = dims.index(along)
+    h = hierarchies(cube)[along]
+    ancestor = np.arange(len(h.codes))
+    for _ in range(int(h.depth.max())):  # climb every code to ``depth`` (codes above it stay)
+        ancestor = np.where(h.depth[ancestor] > depth, h.parent[ancestor], ancestor)
+    codes, leaf_group = np.unique(ancestor[index[axis]], return_inverse=True)
+    at = [np.full(codes.size, r, dtype=np.int64) for r in roots]
+    at[axis] = codes
+    totals = np.ravel_multi_index(tuple(at), shape).astype(np.int64)
+    sizes = [i.size for i in index]
+    group = np.broadcast_to(leaf_group.reshape([-1 if k == axis else 1 for k in range(len(dims))]), sizes).astype(
+        np.int64
+    )
+    return group, totals
+
+
+def prepare(step: SemiControlledRoundingStep) -> CubeFunction:
+    """Round a cube as the (resolved) step says."""
+    seed = step.seed
+    if seed is not None and not isinstance(seed, int):
+        raise InternalError("the semi-controlled rounding seed is not resolved; this is a bug in cubeguard")
+
+    def rounded(cube: xr.Dataset) -> xr.Dataset:
+        return round_cube(cube, step, seed)
+
+    return rounded
+
+
+def public(step: SemiControlledRoundingStep) -> dict[str, object]:
+    """Base and controls are public (users may rely on the controlled totals); the seed is not."""
+    return {"base": step.base, "control": step.control, "control_depth": step.control_depth}
+
+
+def check(step: SemiControlledRoundingStep, ctx: CheckContext) -> list[Problem]:
+    """The control breakdowns exist, and no later step protects a cube this step rounds."""
+    found: list[Problem] = [
+        (("control", k), f"unknown breakdown {bid!r}; name a breakdown id of the release's variables")
+        for k, bid in enumerate(step.control)
+        if ctx.breakdowns and bid not in ctx.breakdowns
+    ]
+    return found + last_step_problems(ctx, f"all be multiples of {step.base} and add up")

@@ -1,0 +1,44 @@
+"""The config model of semi-controlled random rounding."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from cubeguard.methods.base import CellSeed, CubeStep
+
+
+class SemiControlledRoundingStep(CubeStep):
+    """Semi-controlled random rounding to ``base`` (Shlomo 2009, 3.2.1), as the Eurostat task force ran it.
+
+    The interior cells are rounded to multiples of the base; within each control group, and for
+    each residual value ``r``, the number of cells rounded up is fixed in advance to the expected
+    number ``n_r * r / base`` (its integer part, plus one with the probability of its fraction,
+    drawn by systematic sampling across the residuals), and that many cells are chosen without
+    replacement. The rounded interior of a group then adds up exactly to its total randomly
+    rounded to the base, with zero bias. Every total and subtotal is published as the sum of the
+    rounded interior, so the cube is additive. A control group is one code at ``control_depth``
+    of the first of the ``control`` breakdowns the cube has (e.g. each NUTS2 area), or the whole
+    cube when it has none of them. The draws come from the cell keys (a group's from the key of
+    its total cell) unless a ``seed`` is given. No later step may change a rounded cube.
+    """
+
+    method: Literal["semi_controlled_rounding"]
+    name: str = "semi_controlled_rounding"
+    base: int = Field(
+        default=3,
+        ge=1,
+        le=1_000_000_000,
+        strict=True,
+        description="Rounding base (public): every published count is a multiple of it; 1 publishes the counts unchanged.",
+    )
+    control: list[str] = Field(
+        default_factory=list,
+        description="Breakdown ids whose codes at control_depth are the control groups (the first one a cube has); "
+        "empty: the cube's overall total is the one control.",
+    )
+    control_depth: int = Field(
+        default=1, ge=0, strict=True, description="Depth of the control codes along that breakdown (0: its total)."
+    )
+    seed: CellSeed
