@@ -43,7 +43,7 @@ from expectations.distance import CUBE_COLUMN
 from expectations.facts import cube_frame
 from expectations.offline_docs import make_offline
 from expectations.report import GateOutcome, GateReport, errored
-from expectations.suites import CUBE_SUITE, MEASURES_SUITE, build_suites, expected_lengths
+from expectations.suites import CUBE_SUITE, MEASURES_SUITE, build_suites, cube_expectations, expected_lengths
 
 SOURCE = "release"
 MEASURES_ASSET = "_measures"  # a data asset name no cube id takes in practice
@@ -53,6 +53,9 @@ _CHECK_OF = {
     "ExpectSmallCellsChangedShare": "max_small_cells_unchanged",
     "ExpectTotalsEqualSumOfChildren": "require_additivity",
 }
+
+
+ADDITIVE_SUITE = f"{CUBE_SUITE}_additive"  # the cube suite for cubes whose method promises additivity
 
 
 def _add_suites(context: EphemeralDataContext, gates: GateSpec, scope: str) -> dict[str, gx.ExpectationSuite]:
@@ -203,6 +206,7 @@ def run_gates(
     scope: str = "interior",
     run_name: str = "gates",
     chunk_cells: int = DEFAULT_SLAB_CELLS,
+    additive: frozenset[str] = frozenset(),
 ) -> GateReport:
     """Run the release gates.
 
@@ -216,6 +220,8 @@ def run_gates(
         scope: the measures' scope the distance gates read (``"interior"``, ``"cube"``, a margin label).
         run_name: the run's name in the Data Docs.
         chunk_cells: about how many cells of a cube to read at once.
+        additive: cubes whose protection promises additive tables (controlled rounding, small cell
+            adjustment, ...): additivity blocks on them as if ``gates.require_additivity`` were set.
 
     Returns:
         The frozen report; ``report.passed`` is False if a blocking expectation failed or any errored.
@@ -231,6 +237,14 @@ def run_gates(
         docs_dir.mkdir(parents=True, exist_ok=True)
     context = ephemeral_context(docs_dir)
     suites = _add_suites(context, gates, scope)
+    strict = gates.model_copy(update={"require_additivity": True})
+    if additive and not gates.require_additivity:
+        suites[ADDITIVE_SUITE] = context.suites.add(
+            gx.ExpectationSuite(name=ADDITIVE_SUITE, expectations=cube_expectations(strict))
+        )
+    suite_of = {
+        c: ADDITIVE_SUITE if c in additive and ADDITIVE_SUITE in suites else CUBE_SUITE for c in map(str, cubes)
+    }
     batch = (
         context.data_sources.add_pandas(SOURCE)
         .add_dataframe_asset("cubes")
@@ -246,8 +260,9 @@ def run_gates(
     def facts_of(item: tuple[object, tuple[xr.Dataset, xr.Dataset]]) -> CubeGateResult:
         cube, (original, protected) = str(item[0]), item[1]
         row = _row(by_cube, cube)
+        spec = strict if suite_of[cube] == ADDITIVE_SUITE else gates
         return evaluate_cube(
-            original, protected, row, gates, cube=cube, additivity=True, scope=scope, slab_cells=chunk_cells
+            original, protected, row, spec, cube=cube, additivity=True, scope=scope, slab_cells=chunk_cells
         )
 
     # One thread reads and checks the next cube (numpy, numba and Zarr release the GIL) while GX
@@ -259,8 +274,9 @@ def run_gates(
             found = ahead.pop().result()
             ahead.extend(pool.submit(facts_of, item) for item in islice(pending, 1))
             facts[found.cube] = found
-            result = _validate(context, batch, found.cube, suites[CUBE_SUITE], cube_frame(found), run_id)
-            outcomes.extend(_cube_outcomes(found.cube, suites[CUBE_SUITE], result))
+            suite = suites[suite_of[found.cube]]
+            result = _validate(context, batch, found.cube, suite, cube_frame(found), run_id)
+            outcomes.extend(_cube_outcomes(found.cube, suite, result))
     if suites[MEASURES_SUITE].expectations:
         result = _validate(context, batch, MEASURES_ASSET, suites[MEASURES_SUITE], table, run_id, dict(_COMPLETE))
         outcomes.extend(_measure_outcomes([str(c) for c in cubes], table, suites[MEASURES_SUITE], result))

@@ -10,6 +10,7 @@ import json
 import pandas as pd
 
 from cubeguard.config.load import Release
+from cubeguard.config.protection import additive_cubes
 from cubeguard.pipeline.measure import cube_pairs, measures_file
 from cubeguard.release.results import Gated
 from expectations.gates import run_gates
@@ -19,7 +20,8 @@ def gate_release(release: Release) -> Gated:
     """Run the gates of ``release`` on its stores and measures table; write ``internal/gates.json``."""
     internal = release.config.output.internal
     measures = pd.read_parquet(measures_file(release))
-    result = run_gates(cube_pairs(release), measures, release.config.gates, internal / "gates")  # type: ignore[arg-type]
+    additive = additive_cubes(release.config)  # their methods promise additive tables: additivity blocks
+    result = run_gates(cube_pairs(release), measures, release.config.gates, internal / "gates", additive=additive)  # type: ignore[arg-type]
     rows = tuple(
         {
             "cube": o.cube,

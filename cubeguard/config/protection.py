@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from cubeguard.config.models import ReleaseConfig
 from cubeguard.errors import ConfigError
+from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.registry import method_of
 
 KeyPath = tuple[str | int, ...]
@@ -55,3 +56,18 @@ def require_protection(release: object) -> None:
     unprotected = list(getattr(release, "unprotected", ()))
     if unprotected:
         raise ConfigError(getattr(release, "path"), unprotected)  # noqa: B009
+
+
+def additive_cubes(cfg: ReleaseConfig) -> frozenset[str]:
+    """The cubes whose last post-tabular step publishes them additive (the additivity gate blocks on them)."""
+    last: dict[str, object] = {}
+    every = [c.id for c in cfg.hypercubes]
+    for step in cfg.steps:
+        for cube in step.cubes if step.cubes is not None else every:
+            last[cube] = step
+    return frozenset(cube for cube, step in last.items() if _publishes_additive(step))
+
+
+def _publishes_additive(step: object) -> bool:
+    method = method_of(step)
+    return isinstance(method, CubeMethod) and method.additive(step)

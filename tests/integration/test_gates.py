@@ -107,6 +107,18 @@ def test_a_broken_subtotal_fails_only_when_additivity_is_promised(identity: Pair
     assert run_gates(broken, measure_cubes(broken, SPEC), GateSpec(), None).passed  # reported only
 
 
+def test_a_cube_whose_method_promises_additivity_is_blocked_by_a_broken_subtotal(identity: Pairs) -> None:
+    """Controlled rounding, small cell adjustment and the like promise additive cubes: additivity blocks on them."""
+    broken = _planted(identity, "c2", (1, 0), delta=7)
+    report = run_gates(broken, measure_cubes(broken, SPEC), GateSpec(), None, additive=frozenset({"c2"}))
+    assert not report.passed
+    assert report.for_cube("c2")["ExpectTotalsEqualSumOfChildren"].blocking
+    assert not report.for_cube("c1")["ExpectTotalsEqualSumOfChildren"].blocking  # c1 promised nothing
+    assert report.failures() == ["FAIL c2: ExpectTotalsEqualSumOfChildren: observed 2, required 0 non-additive cells"]
+    fine = run_gates(identity, measure_cubes(identity, SPEC), GateSpec(), None, additive=frozenset({"c1", "c2"}))
+    assert fine.passed
+
+
 def test_a_too_large_distance_fails_for_that_cube(ckm: Pairs) -> None:
     measures = measure_cubes(ckm, SPEC)
     measures.loc["hh", "hellinger@interior"] = 0.5

@@ -70,3 +70,21 @@ def test_a_stated_reason_allows_an_unprotected_release(tmp_path: Path) -> None:
     release = _release(tmp_path, text)
     require_protection(release)
     assert release.config.allow_unprotected.startswith("test tabulation")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("steps", "additive"),
+    [
+        (CKM, set()),
+        ("  - {method: controlled_rounding}\n", {"c1", "c2", "hh"}),
+        ("  - {method: random_rounding}\n", set()),  # margins rounded on their own
+        ("  - {method: random_rounding, margins: summed}\n", {"c1", "c2", "hh"}),
+        (CKM.replace("}", ", cubes: [c1]}") + "  - {method: barnardisation, p: 0.2, cubes: [c2, hh]}\n", {"c2", "hh"}),
+        ("  - {method: small_cell_adjustment, cubes: [c1]}\n" + CKM.replace("}", ", cubes: [c2, hh]}"), {"c1"}),
+    ],
+)
+def test_the_cubes_whose_last_step_promises_additive_tables(tmp_path: Path, steps: str, additive: set[str]) -> None:
+    from cubeguard.config.protection import additive_cubes
+
+    release = _release(tmp_path, TINY_CONFIG.replace(CKM, steps))
+    assert additive_cubes(release.config) == additive  # type: ignore[attr-defined]
