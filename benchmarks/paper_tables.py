@@ -141,6 +141,20 @@ def methods() -> list[Method]:
             steps=[CKM_SEED001],
         ),
         Method(
+            "random_rounding",
+            "RR base 3",
+            "unbiased random rounding to base 3, every cell (totals too) rounded on its own, the draw of a cell its "
+            "cell key (Shlomo 2009, 3.2.1)",
+            steps=[{"method": "random_rounding", "base": 3}],
+        ),
+        Method(
+            "semi_controlled_nuts2",
+            "semi-controlled RR base 3 (NUTS2)",
+            "semi-controlled random rounding to base 3, controlled to the two NUTS2 totals, every margin summed "
+            "from the rounded interior (seed 000's own setting, section 3.2.1)",
+            steps=[{"method": "semi_controlled_rounding", "base": 3, "control": [GEO], "control_depth": 2}],
+        ),
+        Method(
             "ckm_demo_interior",
             "CKM D5 V3 js2, margins summed",
             "cell key method D=5 V=3 js=2 on the interior cells, every margin summed from them (as seed 000 "
