@@ -70,6 +70,14 @@ CellSeed = Annotated[
 ]
 
 
+def base_field(minimum: int, description: str) -> Any:
+    """The public ``base`` of a rounding-like method: an integer from ``minimum``, default 3.
+
+    Strict, so YAML's ``true`` is not base 1 nor the string ``"5"`` base 5; at most 10^9.
+    """
+    return Field(default=3, ge=minimum, le=1_000_000_000, strict=True, description=description)
+
+
 class StepModel(BaseModel):
     """Base of every method's config model: immutable, unknown keys rejected, inputs never echoed."""
 

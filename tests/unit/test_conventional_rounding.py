@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cubeguard.ckm.consistency import check_consistency
-from cubeguard.config import ConfigError, load_release
+from cubeguard.config import load_release
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.conventional_rounding import METHOD, ConventionalRoundingStep, kernel, round_cube, round_to_base
 from cubeguard.publish.manifest import public_step
 from cubeguard.sweep import SweepGridError, grid_from_mapping
-from tests.conftest import TINY_CONFIG, protect_tiny
+from tests.conftest import TINY_CONFIG, config_problems, protect_tiny
 from tests.strategies import build_cube, cubes, flat_tree
 
 CELL_KEY = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
@@ -207,8 +207,5 @@ def test_rounding_may_follow_other_steps_and_share_the_release_with_them_on_othe
     ],
 )  # fmt: skip
 def test_each_mistake_gives_a_located_config_error(tmp_path: Path, steps: str, expected: str) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text(TINY_CONFIG.replace(CELL_KEY, steps))
-    with pytest.raises(ConfigError) as info:
-        load_release(path)
-    assert len(info.value.problems) == 1 and re.match(expected, info.value.problems[0]), info.value.problems
+    found = config_problems(tmp_path, steps)
+    assert len(found) == 1 and re.match(expected, found[0]), found

@@ -137,7 +137,7 @@ def test_the_seed_is_secret_and_may_come_by_reference(tmp_path: Path, monkeypatc
 )  # fmt: skip
 def test_each_mistake_gives_a_located_config_error(tmp_path: Path, steps: str, expected: str) -> None:
     found = config_problems(tmp_path, steps)
-    assert any(re.search(expected, p) for p in found), found
+    assert len(found) == 1 and re.match(expected, found[0]), found
 
 
 def test_the_method_is_registered_with_its_model() -> None:

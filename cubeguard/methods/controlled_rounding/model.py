@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cubeguard.methods.base import CubeStep
+from cubeguard.methods.base import CubeStep, base_field
 
 StopRule = Literal["optimal", "first_feasible", "time_limit"]
 
@@ -28,12 +28,9 @@ class ControlledRoundingStep(CubeStep):
 
     method: Literal["controlled_rounding"]
     name: str = "controlled_rounding"
-    base: int = Field(
-        default=3,
-        ge=2,
-        le=1_000_000_000,
-        strict=True,  # YAML's true is not a base, nor "5" base 5
-        description="Rounding base (public): every published count is a multiple of it (Handbook on SDC v2, 5.5); "
+    base: int = base_field(
+        2,
+        "Rounding base (public): every published count is a multiple of it (Handbook on SDC v2, 5.5); "
         "3 and 5 are the common choices.",
     )
     steps: int = Field(

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
-from cubeguard.methods.base import CubeStep
+from cubeguard.methods.base import CubeStep, base_field
 
 
 class ConventionalRoundingStep(CubeStep):
@@ -24,11 +22,8 @@ class ConventionalRoundingStep(CubeStep):
 
     method: Literal["conventional_rounding"]
     name: str = "conventional_rounding"
-    base: int = Field(
-        default=3,
-        ge=1,
-        le=1_000_000_000,
-        strict=True,  # YAML's true is not base 1, nor "5" base 5
-        description="Rounding base (public): every published count is a multiple of it. 3 and 5 are the "
+    base: int = base_field(
+        1,
+        "Rounding base (public): every published count is a multiple of it. 3 and 5 are the "
         "common choices (Handbook on SDC v2, 5.5); 3 is the smallest base that publishes no 1s and 2s.",
     )

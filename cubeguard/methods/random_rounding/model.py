@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cubeguard.methods.base import CellSeed, CubeStep
+from cubeguard.methods.base import CellSeed, CubeStep, base_field
 
 
 class RandomRoundingStep(CubeStep):
@@ -25,12 +25,9 @@ class RandomRoundingStep(CubeStep):
 
     method: Literal["random_rounding"]
     name: str = "random_rounding"
-    base: int = Field(
-        default=3,
-        ge=1,
-        le=1_000_000_000,
-        strict=True,
-        description="Rounding base (public): every published count is a multiple of it; 1 publishes the counts unchanged.",
+    base: int = base_field(
+        1,
+        "Rounding base (public): every published count is a multiple of it; 1 publishes the counts unchanged.",
     )
     margins: Literal["independent", "summed"] = Field(
         default="independent",

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cubeguard.methods.base import CellSeed, CubeStep
+from cubeguard.methods.base import CellSeed, CubeStep, base_field
 
 
 class SemiControlledRoundingStep(CubeStep):
@@ -26,12 +26,9 @@ class SemiControlledRoundingStep(CubeStep):
 
     method: Literal["semi_controlled_rounding"]
     name: str = "semi_controlled_rounding"
-    base: int = Field(
-        default=3,
-        ge=1,
-        le=1_000_000_000,
-        strict=True,
-        description="Rounding base (public): every published count is a multiple of it; 1 publishes the counts unchanged.",
+    base: int = base_field(
+        1,
+        "Rounding base (public): every published count is a multiple of it; 1 publishes the counts unchanged.",
     )
     control: list[str] = Field(
         default_factory=list,

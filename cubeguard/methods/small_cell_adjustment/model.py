@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
-from cubeguard.methods.base import CellSeed, CubeStep
+from cubeguard.methods.base import CellSeed, CubeStep, base_field
 
 
 class SmallCellAdjustmentStep(CubeStep):
@@ -24,12 +22,9 @@ class SmallCellAdjustmentStep(CubeStep):
 
     method: Literal["small_cell_adjustment"]
     name: str = "small_cell_adjustment"
-    base: int = Field(
-        default=3,
-        ge=2,
-        le=1_000_000_000,
-        strict=True,  # YAML's true is not a base, nor "5" base 5
-        description="Adjustment base (public): inner counts 1 to base - 1 are published as 0 or base. "
+    base: int = base_field(
+        2,
+        "Adjustment base (public): inner counts 1 to base - 1 are published as 0 or base. "
         "3 removes the 1s and 2s (Hundepool et al. 2024, Handbook on SDC v2, 5.5).",
     )
     seed: CellSeed
