@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 import os
 import signal
 import subprocess
@@ -38,6 +39,9 @@ def prefect_env(home: Path | None = None) -> None:
     }
     for k, v in defaults.items():
         os.environ.setdefault(k, v)
+    # Prefect's events worker logs under its own top-level name, outside PREFECT_LOGGING_LEVEL, and
+    # warned "Still processing items" on stderr after a one-sentence error.
+    logging.getLogger("EventsWorker").setLevel(logging.ERROR)
 
 
 def start_ephemeral_server() -> None:
