@@ -51,8 +51,9 @@ from cubeguard.config.load import Release
 from cubeguard.cubes.store import open_cube
 from cubeguard.cubes.tabulate import Tabulator
 from cubeguard.measures.deviations import deviation_by_dimension, deviation_by_size
-from cubeguard.measures.select import hierarchies, interior, margin
+from cubeguard.measures.select import interior, margin
 from cubeguard.measures.table import MeasureSpec, measure_cube
+from cubeguard.methods.cells import summed
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import protect_release
 from cubeguard.pipeline.tabulation import tabulate_release, write_tabulation
@@ -257,16 +258,8 @@ def release_for(parquet: Path, folder: Path, method: Method | None) -> Release:
 
 def sum_from_interior(cube: xr.Dataset) -> xr.Dataset:
     """The cube with every total and subtotal recomputed as the sum of its interior cells."""
-    values = interior(cube)["count"].values.astype(np.float64)
-    for axis, h in enumerate(hierarchies(cube).values()):
-        agg = np.zeros((len(h.codes), h.leaves.size))
-        for j, leaf in enumerate(h.leaves):
-            node = int(leaf)
-            while node >= 0:
-                agg[node, j] = 1.0
-                node = int(h.parent[node])
-        values = np.moveaxis(np.tensordot(agg, values, axes=(1, axis)), 0, axis)
-    return cube[["count"]].copy(data={"count": np.rint(values).astype(np.int64)})
+    full = summed(cube, interior(cube)["count"].values.astype(np.int64))
+    return cube[["count"]].copy(data={"count": full})
 
 
 def protect(

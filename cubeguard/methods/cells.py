@@ -27,9 +27,9 @@ FloatArray = npt.NDArray[np.float64]
 _Cell = TypeVar("_Cell", bound=np.generic)
 
 
-def leaf_index(cube: xr.Dataset) -> tuple[IntArray, ...]:
+def leaf_index(cube: xr.Dataset, found: dict[str, DimHierarchy] | None = None) -> tuple[IntArray, ...]:
     """Positions of the leaf codes along each dimension, in dimension order (for ``np.ix_``)."""
-    found = hierarchies(cube)
+    found = found or hierarchies(cube)
     return tuple(found[str(d)].leaves for d in cube["count"].dims)
 
 
@@ -38,9 +38,12 @@ def interior(values: npt.NDArray[_Cell], index: tuple[IntArray, ...]) -> npt.NDA
     return values[np.ix_(*index)]
 
 
-def summed(cube: xr.Dataset, inner: IntArray) -> IntArray:
-    """The whole cube (totals and subtotals included) as exact sums of ``inner``, its interior cells."""
-    found = hierarchies(cube)
+def summed(cube: xr.Dataset, inner: IntArray, found: dict[str, DimHierarchy] | None = None) -> IntArray:
+    """The whole cube (totals and subtotals included) as exact sums of ``inner``, its interior cells.
+
+    ``found`` is the cube's :func:`~cubeguard.measures.select.hierarchies`, when the caller has them.
+    """
+    found = found or hierarchies(cube)
     out = np.asarray(inner, dtype=np.int64)
     for axis, dim in enumerate(cube["count"].dims):
         agg = _aggregation(found[str(dim)])
@@ -77,10 +80,17 @@ def uniforms(cube: xr.Dataset, seed: int | None) -> FloatArray:
 
 
 def publish_interior(cube: xr.Dataset, inner: IntArray) -> xr.Dataset:
-    """The cube with its interior set to ``inner`` and every margin summed from it; ``noise`` kept as published minus original."""
-    full = summed(cube, inner)
+    """The cube with its interior set to ``inner`` and every margin summed from it (see :func:`publish`)."""
+    return publish(cube, summed(cube, inner))
+
+
+def publish(cube: xr.Dataset, full: IntArray) -> xr.Dataset:
+    """The cube with ``count`` set to ``full`` (every cell) and ``noise`` kept as published minus original.
+
+    An earlier step's noise is added to, so stacked steps keep ``noise`` the change from the tabulated count.
+    """
     count = cube["count"]
-    published = count.copy(data=full.astype(count.dtype))
+    published = count.copy(data=np.asarray(full).astype(count.dtype))
     change = published - count
     noise = cube["noise"] + change if "noise" in cube else change
     return cube.assign(count=published, noise=noise)
@@ -94,9 +104,10 @@ def change_interior(
     The draws are :func:`uniforms` (cell keys, or a seeded stream with ``seed``); ``count``
     becomes the published count and ``noise`` published minus original (added to earlier noise).
     """
-    index = leaf_index(cube)
+    found = hierarchies(cube)
+    index = leaf_index(cube, found)
     inner = np.asarray(interior(np.asarray(cube["count"].values), index), dtype=np.int64)
-    return publish_interior(cube, change(inner, interior(uniforms(cube, seed), index)))
+    return publish(cube, summed(cube, change(inner, interior(uniforms(cube, seed), index)), found))
 
 
 def last_step_problems(ctx: CheckContext, kept: str) -> list[Problem]:

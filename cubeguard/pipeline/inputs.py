@@ -53,15 +53,20 @@ def _hash(path: str, stamp: tuple[int, int, int, int]) -> str:
     return sha256_file(path)
 
 
+def missing_microdata(path: Path) -> CubeguardError:
+    """The error for a microdata file that does not exist and that no ``input.synthetic`` generates."""
+    return CubeguardError(
+        f"microdata file {path} does not exist; fix input.microdata or add input.synthetic to generate one"
+    )
+
+
 def ensure_microdata(release: Release, progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
     """Return a summary of the input, generating it first if ``input.synthetic`` says so."""
     spec = release.config.input
     if spec.microdata.exists():
         return {"path": str(spec.microdata), "generated": False, "records": count_records(spec)}
     if spec.synthetic is None:
-        raise CubeguardError(
-            f"microdata file {spec.microdata} does not exist; fix input.microdata or add input.synthetic to generate one"
-        )
+        raise missing_microdata(spec.microdata)
     from cubeguard.synth import generate
 
     syn = spec.synthetic

@@ -19,6 +19,7 @@ from cubeguard.config.yamlmap import dotted, load_yaml
 from cubeguard.errors import ConfigError, CubeguardError
 from cubeguard.methods.registry import MICRODATA_METHODS
 from cubeguard.microdata.read import available_columns, count_records
+from cubeguard.pipeline.inputs import missing_microdata
 from cubeguard.publish.lock import release_lock
 
 KeyPath = tuple[str | int, ...]
@@ -37,9 +38,7 @@ def check_input(release: Release) -> None:
     if not spec.microdata.exists() and spec.synthetic is not None:
         return
     if not spec.microdata.exists():
-        raise CubeguardError(
-            f"microdata file {spec.microdata} does not exist; fix input.microdata or add input.synthetic to generate one"
-        )
+        raise missing_microdata(spec.microdata)
     present = set(available_columns(spec))  # raises on a folder, a corrupt file, a header-only CSV
     if count_records(spec) == 0:
         raise CubeguardError(f"microdata {spec.microdata} has no records; point input.microdata at the census file")

@@ -7,7 +7,7 @@ import xarray as xr
 
 from cubeguard.errors import InternalError
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
-from cubeguard.methods.cells import change_interior, last_step_problems, uniforms
+from cubeguard.methods.cells import change_interior, last_step_problems, publish, uniforms
 from cubeguard.methods.random_rounding.kernel import random_round
 from cubeguard.methods.random_rounding.model import RandomRoundingStep
 
@@ -20,11 +20,8 @@ def round_cube(cube: xr.Dataset, base: int, margins: str, seed: int | None) -> x
     """
     if margins == "summed":
         return change_interior(cube, seed, lambda inner, u: random_round(inner, base, u))
-    count = cube["count"]
-    published = count.copy(data=random_round(np.asarray(count.values, dtype=np.int64), base, uniforms(cube, seed)))
-    change = published - count
-    noise = cube["noise"] + change if "noise" in cube else change
-    return cube.assign(count=published, noise=noise)
+    counts = np.asarray(cube["count"].values, dtype=np.int64)
+    return publish(cube, random_round(counts, base, uniforms(cube, seed)))
 
 
 def prepare(step: RandomRoundingStep) -> CubeFunction:

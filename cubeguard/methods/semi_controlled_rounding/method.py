@@ -6,9 +6,9 @@ import numpy as np
 import xarray as xr
 
 from cubeguard.errors import InternalError
-from cubeguard.measures.select import hierarchies
+from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
-from cubeguard.methods.cells import IntArray, interior, last_step_problems, leaf_index, publish_interior, uniforms
+from cubeguard.methods.cells import IntArray, interior, last_step_problems, leaf_index, publish, summed, uniforms
 from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
 
@@ -17,17 +17,22 @@ def round_cube(cube: xr.Dataset, step: SemiControlledRoundingStep, seed: int | N
     """The cube's interior rounded semi-controlled to its control groups, every margin summed from it."""
     counts = np.asarray(cube["count"].values, dtype=np.int64)
     u_all = uniforms(cube, seed)
-    index = leaf_index(cube)
-    group, total_cells = control_groups(cube, step.control, step.control_depth, index)
+    found = hierarchies(cube)
+    index = leaf_index(cube, found)
+    group, total_cells = control_groups(cube, step.control, step.control_depth, index, found)
     inner = interior(counts, index)
     rounded = semi_controlled_round(
         inner.ravel(), step.base, interior(u_all, index).ravel(), group.ravel(), u_all.ravel()[total_cells]
     )
-    return publish_interior(cube, rounded.reshape(inner.shape))
+    return publish(cube, summed(cube, rounded.reshape(inner.shape), found))
 
 
 def control_groups(
-    cube: xr.Dataset, control: list[str], depth: int, index: tuple[IntArray, ...]
+    cube: xr.Dataset,
+    control: list[str],
+    depth: int,
+    index: tuple[IntArray, ...],
+    found: dict[str, DimHierarchy] | None = None,
 ) -> tuple[IntArray, IntArray]:
     """The control group of each interior cell and, per group, the flat position of its total cell.
 
@@ -36,14 +41,15 @@ def control_groups(
     """
     dims = [str(d) for d in cube["count"].dims]
     shape = cube["count"].shape
-    roots = [hierarchies(cube)[d].root for d in dims]
+    found = found or hierarchies(cube)
+    roots = [found[d].root for d in dims]
     along = next((d for d in control if d in dims), None)
     if along is None:
         return np.zeros(tuple(i.size for i in index), dtype=np.int64), np.array(
             [np.ravel_multi_index(tuple(roots), shape)], dtype=np.int64
         )
     axis = dims.index(along)
-    h = hierarchies(cube)[along]
+    h = found[along]
     ancestor = np.arange(len(h.codes))
     for _ in range(int(h.depth.max())):  # climb every code to ``depth`` (codes above it stay)
         ancestor = np.where(h.depth[ancestor] > depth, h.parent[ancestor], ancestor)
