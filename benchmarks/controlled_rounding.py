@@ -29,27 +29,18 @@ from cubeguard.measures.select import hierarchies
 from cubeguard.methods.cells import interior, leaf_index, publish_interior
 from cubeguard.methods.controlled_rounding import controlled_round
 from cubeguard.methods.controlled_rounding.kernel import build_program
-from tests.strategies import Tree, build_cube
-
-
-def two_level(prefix: str, groups: int, per_group: int) -> Tree:
-    """A total, ``groups`` subtotals and ``per_group`` leaves under each, in pre-order."""
-    codes, parent, depth = [f"{prefix}_T"], [-1], [0]
-    for g in range(groups):
-        codes.append(f"{prefix}{g}")
-        parent.append(0)
-        depth.append(1)
-        top = len(codes) - 1
-        codes += [f"{prefix}{g}_{k}" for k in range(per_group)]
-        parent += [top] * per_group
-        depth += [2] * per_group
-    return Tree(tuple(codes), tuple(parent), tuple(depth))
+from tests.strategies import Tree, build_cube, two_level_tree
 
 
 def table(seed: int = 2024) -> Any:
     """The synthetic cube (see the module docstring)."""
     sex = Tree(("S_T", "S1", "S2"), (-1, 0, 0), (0, 1, 1))
-    dims = {"GEO": two_level("G", 8, 9), "AGE": two_level("A", 4, 5), "SEX": sex, "EDU": two_level("E", 4, 5)}
+    dims = {
+        "GEO": two_level_tree("G", 8, 9),
+        "AGE": two_level_tree("A", 4, 5),
+        "SEX": sex,
+        "EDU": two_level_tree("E", 4, 5),
+    }
     shape = tuple(len(t.leaves) for t in dims.values())
     rng = np.random.default_rng(seed)
     counts = rng.poisson(rng.gamma(0.5, 6.0, shape))

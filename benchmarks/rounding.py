@@ -168,7 +168,19 @@ TABLES: dict[str, Callable[[], Table]] = {
     "flat3d_10000": lambda: flat("flat3d_10000", "3-D flat", (19, 19, 24), 202),
     "flat3d_50000": lambda: flat("flat3d_50000", "3-D flat", (49, 39, 24), 203),
     "hier2d_2331": lambda: hierarchical("hier2d_2331", 10, 10, 20, 301),
+    "census4d_151875": lambda: census4d("census4d_151875", 401),
 }
+
+
+def census4d(name: str, seed: int) -> Table:
+    """The issue's target shape: GEO (8 regions x 9 areas) x AGE (4 bands x 5) x SEX (2) x EDU (4 levels x 5), every margin."""
+    dims = (
+        two_level_dim("GEO", 8, 9),
+        two_level_dim("AGE", 4, 5),
+        flat_dim("SEX", "s", 2),
+        two_level_dim("EDU", 4, 5),
+    )
+    return Table(name, "4-D hierarchical", dims, census_counts((72, 20, 2, 20), seed), 3)
 
 
 def make_table(name: str) -> Table:

@@ -122,6 +122,20 @@ def flat_tree(total: str, *children: str) -> Tree:
     return Tree(codes, (-1,) + (0,) * len(children), (0,) + (1,) * len(children))
 
 
+def two_level_tree(prefix: str, groups: int, per_group: int) -> Tree:
+    """A total, ``groups`` subtotals and ``per_group`` leaves under each, in pre-order."""
+    codes, parent, depth = [f"{prefix}_T"], [-1], [0]
+    for g in range(groups):
+        codes.append(f"{prefix}{g}")
+        parent.append(0)
+        depth.append(1)
+        top = len(codes) - 1
+        codes += [f"{prefix}{g}_{k}" for k in range(per_group)]
+        parent += [top] * per_group
+        depth += [2] * per_group
+    return Tree(tuple(codes), tuple(parent), tuple(depth))
+
+
 def override(cube: xr.Dataset, counts: np.ndarray) -> xr.Dataset:
     """A copy of ``cube`` whose ``count`` (every cell, totals included) is ``counts``."""
     out = cube.copy(deep=True)

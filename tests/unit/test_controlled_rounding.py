@@ -36,7 +36,7 @@ from tests.strategies import build_cube, cubes, flat_tree
 
 CELL_KEY = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
 REPORT_KEYS = {"base", "steps", "stop", "status", "objective", "bound", "gap", "cells", "constraints", "variables",
-               "seconds", "solver_seconds"}  # fmt: skip
+               "seconds", "solver_seconds", "steps_used", "blocks"}  # fmt: skip
 
 # Handbook on SDC v2 (Hundepool et al. 2024), 5.5, Tables 5.18 and 5.21 as printed: rows Area A,
 # B, C, Total; columns Male, Female, Total. Table 5.21 is "a possible rounding solution" to base 5:
@@ -223,7 +223,7 @@ def test_a_cube_of_multiples_of_the_base_is_published_unchanged() -> None:
     [
         (Solution(None, "no_solution", None, 1.0, None, 12, 6, 10, 0.0, 5.0), _step(time_limit_s=5),
          "the solver found no controlled rounding of cube 'c1' within 5 s; raise 'time_limit_s' of step "
-         "'controlled_rounding', or raise 'steps' to make one easier to find"),
+         "'controlled_rounding', or raise 'steps' to make one easier to find, or set 'fallback' to 'rapid'"),
         (Solution(np.zeros(3, dtype=np.int64), "time_limit", 20, 15.0, 0.25, 12, 6, 10, 0.0, 60.0), _step(),
          "the solver did not prove the controlled rounding of cube 'c1' optimal within 60 s (gap 25.00%); raise "
          "'time_limit_s' of step 'controlled_rounding', or set 'stop' to 'time_limit' or 'first_feasible'"),
@@ -246,7 +246,8 @@ def test_a_release_rounds_every_cube_through_the_config(tmp_path: Path) -> None:
     original, protected, steps = protect_tiny(tmp_path, "  - {method: controlled_rounding, base: 3}\n")
     assert public_step(steps[0]) == {
         "method": "controlled_rounding", "name": "controlled_rounding", "cubes": "all",
-        "parameters": {"base": 3, "steps": 1, "stop": "optimal", "time_limit_s": 60.0},
+        "parameters": {"base": 3, "steps": 1, "stop": "optimal", "time_limit_s": 60.0,
+                       "partition_above_cells": 20000, "block_cells": 1000, "fallback": "none"},
     }  # fmt: skip
     assert set(protected) == {"c1", "c2", "hh"}
     for cid, cube in protected.items():
@@ -281,6 +282,12 @@ def test_rounding_after_the_cell_key_method_keeps_noise_the_change_from_the_orig
          r"steps\[0\]\.stop \(c\.yaml line \d+\): input should be 'optimal', 'first_feasible' or 'time_limit'"),
         ("  - {method: controlled_rounding, time_limit_s: 0}\n",
          r"steps\[0\]\.time_limit_s \(c\.yaml line \d+\): input should be greater than 0; change the value"),
+        ("  - {method: controlled_rounding, block_cells: 5}\n",
+         r"steps\[0\]\.block_cells \(c\.yaml line \d+\): input should be greater than or equal to 10; change the value"),
+        ("  - {method: controlled_rounding, partition_above_cells: -1}\n",
+         r"steps\[0\]\.partition_above_cells \(c\.yaml line \d+\): input should be greater than or equal to 0"),
+        ("  - {method: controlled_rounding, fallback: nearest}\n",
+         r"steps\[0\]\.fallback \(c\.yaml line \d+\): input should be 'none' or 'rapid'"),
         ("  - {method: controlled_rounding, base: 5}\n" + CELL_KEY,
          r"steps\[0\]\.cubes \(c\.yaml line \d+\): cube 'c1' \(and 2 more\) is protected again by steps\[1\] "
          r"\(cell_key\) after this step, so its counts would no longer all be multiples of 5 and add up; make "

@@ -146,7 +146,10 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "identity": (set(), set()),
     "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
     "conventional_rounding": ({"base"}, set()),
-    "controlled_rounding": ({"base", "steps", "stop", "time_limit_s"}, set()),
+    "controlled_rounding": (
+        {"base", "steps", "stop", "time_limit_s", "partition_above_cells", "block_cells", "fallback"},
+        set(),
+    ),
     "random_rounding": ({"base", "margins"}, {"seed"}),
     "semi_controlled_rounding": ({"base", "control", "control_depth"}, {"seed"}),
     "small_cell_adjustment": ({"base"}, {"seed"}),

@@ -1,7 +1,7 @@
 """Controlled rounding of a hierarchical table as an integer program solved by HiGHS.
 
 Hundepool et al. (2024), Handbook on SDC v2, 5.5.1; Salazar-González, Bycroft and Staggemeier
-(2005). Write each count as ``x = b * u + r`` with ``0 <= r < b`` and its published value as
+(2005), solved by HiGHS through highspy. Write each count as ``x = b * u + r`` with ``0 <= r < b`` and its published value as
 ``a = b * u + b * t`` with an integer ``t``. A cell with ``steps = K`` may take ``t`` in
 ``[-(K - 1), K]`` when ``r > 0`` and ``[-(K - 1), K - 1]`` when ``r == 0``, never below zero (so
 ``|a - x| < K * b``; ``K = 1`` is zero-restricted rounding). The deviation ``|a - x|`` is convex and
@@ -21,25 +21,25 @@ a code's children and the code (a few entries) instead of every interior cell be
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import sys
+import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import highspy
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from cubeguard.errors import InternalError
 from cubeguard.measures.select import DimHierarchy
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-
-#: HiGHS's relative gap per stop rule: the objective is integral, so gap 0 is proven optimality;
-#: an infinite gap accepts the first solution found.
-_REL_GAP = {"optimal": 0.0, "time_limit": 0.0, "first_feasible": math.inf}
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,11 @@ class Solution:
         cells: cells of the table, totals included.
         constraints: additivity equations (one per total or subtotal cell).
         variables: integer variables of the program.
-        build_seconds: time to build the program.
+        build_seconds: time to build the program(s).
         solve_seconds: time HiGHS took.
+        steps_used: the fewest steps that admitted a rounding (1: zero-restricted; ``None``
+            without a solution): every published cell is less than that many bases from its count.
+        blocks: the tables solved one after another (1 unless the table was partitioned).
     """
 
     published: IntArray | None
@@ -95,6 +98,8 @@ class Solution:
     variables: int
     build_seconds: float
     solve_seconds: float
+    steps_used: int | None = None
+    blocks: int = 1
 
     def report(self) -> dict[str, object]:
         """The public facts of the solve (no count of the table), JSON-ready."""
@@ -108,6 +113,8 @@ class Solution:
             "variables": self.variables,
             "seconds": round(self.build_seconds + self.solve_seconds, 3),
             "solver_seconds": round(self.solve_seconds, 3),
+            "steps_used": self.steps_used,
+            "blocks": self.blocks,
         }
 
 
@@ -140,23 +147,34 @@ def additivity_rows(hier: Sequence[DimHierarchy]) -> sp.csc_array:
     return sp.csc_array(data, shape=(n_rows, ids.size))
 
 
-def build_program(counts: IntArray, hier: Sequence[DimHierarchy], base: int, steps: int) -> Program:
+def build_program(
+    counts: IntArray, hier: Sequence[DimHierarchy], base: int, steps: int, fixed: IntArray | None = None
+) -> Program:
     """The integer program rounding ``counts`` (every cell of the table) to ``base`` within ``steps``.
 
+    ``fixed`` (same shape, optional) holds the published value of cells already decided (a
+    multiple of the base; -1 for a free cell): such a cell gets no variable, its value enters the
+    equations' right-hand side and its deviation the objective's constant.
+
     Raises:
-        InternalError: negative or non-integer counts, a base below 2 or steps below 1 (the
-            config and the cube convention forbid them).
+        InternalError: negative or non-integer counts, a base below 2, steps below 1, or a fixed
+            value that is not a non-negative multiple of the base (the config, the cube
+            convention and the callers forbid them).
     """
     if counts.dtype.kind not in "iu" or base < 2 or steps < 1 or (counts.size and counts.min() < 0):
         raise InternalError(
             f"controlled rounding got {counts.dtype} counts, base {base} and steps {steps}; this is a bug in cubeguard"
         )
     x = counts.astype(np.int64).ravel()
-    residual = x % base
-    floor = x - residual
-    first = np.flatnonzero(residual > 0) if steps == 1 else np.arange(x.size)  # up1: t from 0 to 1
-    ups = np.where(residual > 0, steps, steps - 1) - 1  # more steps up after up1
-    downs = np.minimum(steps - 1, floor // base)  # steps down, never below zero
+    held = np.zeros(x.size, dtype=bool) if fixed is None else fixed.ravel() >= 0
+    if fixed is not None and np.any(fixed.ravel()[held] % base):
+        raise InternalError("controlled rounding was asked to hold a cell off the base; this is a bug in cubeguard")
+    residual = np.where(held, 0, x % base)
+    floor = np.where(held, -1 if fixed is None else fixed.ravel(), x - residual)
+    free = ~held
+    first = np.flatnonzero(free & (residual > 0)) if steps == 1 else np.flatnonzero(free)  # up1: t from 0 to 1
+    ups = np.where(free, np.where(residual > 0, steps, steps - 1) - 1, 0)  # more steps up after up1
+    downs = np.where(free, np.minimum(steps - 1, floor // base), 0)  # steps down, never below zero
     more, less = np.flatnonzero(ups > 0), np.flatnonzero(downs > 0)
     cell = np.concatenate([first, more, less])
     sign = np.concatenate([np.ones(first.size + more.size, dtype=np.int64), -np.ones(less.size, dtype=np.int64)])
@@ -166,7 +184,8 @@ def build_program(counts: IntArray, hier: Sequence[DimHierarchy], base: int, ste
     imbalance = np.asarray(rows @ floor, dtype=np.int64)
     if np.any(imbalance % base):
         raise InternalError("controlled rounding built non-integral equations; this is a bug in cubeguard")
-    return Program(rows, floor, cost, upper, cell, sign, int(residual.sum()), -imbalance // base)
+    offset = int(residual.sum() + np.abs(floor - x)[held].sum())
+    return Program(rows, floor, cost, upper, cell, sign, offset, -imbalance // base)
 
 
 def solve(program: Program, stop: str, time_limit_s: float) -> tuple[IntArray | None, str, float | None]:
@@ -176,28 +195,82 @@ def solve(program: Program, stop: str, time_limit_s: float) -> tuple[IntArray | 
         if program.rhs.any():
             return None, "infeasible", None
         return np.zeros(rows.shape[1], dtype=np.int64), "optimal", 0.0
-    matrix = (rows[:, program.cell] @ sp.diags_array(program.sign.astype(np.float64))).tocsr()
-    result = milp(
-        program.cost,
-        integrality=np.ones(n_vars, dtype=np.int64),
-        bounds=Bounds(np.zeros(n_vars), program.upper),
-        constraints=LinearConstraint(matrix, program.rhs, program.rhs) if rows.shape[0] else None,
-        options={"presolve": True, "time_limit": time_limit_s, "mip_rel_gap": _REL_GAP[stop], "disp": False},
-    )
-    bound = None if result.get("mip_dual_bound") is None else float(result.mip_dual_bound)
-    if result.status == 2:
+    highs = _highs(program, stop, time_limit_s)
+    highs.run()
+    model_status, info = highs.getModelStatus(), highs.getInfo()
+    bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+    if model_status == highspy.HighsModelStatus.kInfeasible:
         return None, "infeasible", bound
-    if result.status not in (0, 1):
+    if model_status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
         raise InternalError(
-            f"HiGHS stopped with {result.message!r} on a controlled rounding; this is a bug in cubeguard"
+            f"HiGHS stopped with {highs.modelStatusToString(model_status)!r} on a controlled rounding; "
+            "this is a bug in cubeguard"
         )
-    if result.x is None:
+    if info.primal_solution_status != _FEASIBLE:
         return None, "no_solution", bound
-    x = np.rint(result.x).astype(np.int64)
+    x = np.rint(np.asarray(highs.getSolution().col_value)).astype(np.int64)
     t = np.zeros(rows.shape[1], dtype=np.int64)
     np.add.at(t, program.cell, program.sign * x)
-    status = "time_limit" if result.status == 1 else ("first_feasible" if stop == "first_feasible" else "optimal")
-    return t, status, bound
+    if model_status == highspy.HighsModelStatus.kTimeLimit:
+        return t, "time_limit", bound
+    return t, "first_feasible" if stop == "first_feasible" else "optimal", bound
+
+
+#: HiGHS's value of ``primal_solution_status`` for a feasible solution.
+_FEASIBLE = 2
+
+
+def _highs(program: Program, stop: str, time_limit_s: float) -> highspy.Highs:
+    """A quiet, single-threaded, deterministic HiGHS holding the program; ``first_feasible`` stops at the first solution."""
+    matrix = (program.rows[:, program.cell] @ sp.diags_array(program.sign.astype(np.float64))).tocsc()
+    n_vars = program.cost.size
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n_vars, matrix.shape[0]
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = program.cost, np.zeros(n_vars), program.upper
+    lp.row_lower_ = lp.row_upper_ = program.rhs.astype(np.float64)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = matrix.indptr, matrix.indices, matrix.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n_vars
+    _swallow_banner()
+    highs = highspy.Highs()  # type: ignore[no-untyped-call]
+    for option, value in {
+        "output_flag": False,
+        "threads": 1,
+        "random_seed": 0,
+        "time_limit": max(time_limit_s, 1e-3),
+        "mip_rel_gap": 0.0,
+        "mip_max_improving_sols": 1 if stop == "first_feasible" else _NO_LIMIT,
+    }.items():
+        highs.setOptionValue(option, value)
+    highs.passModel(lp)
+    return highs
+
+
+def _swallow_banner() -> None:
+    """Make the process's first HiGHS with standard output closed: it prints its banner there, once per process."""
+    with _BANNER_LOCK:
+        _closed_stdout_highs()
+
+
+_BANNER_LOCK = threading.Lock()
+
+
+@functools.cache
+def _closed_stdout_highs() -> None:
+    """One HiGHS made while file descriptor 1 points to the null device (see :func:`_swallow_banner`)."""
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        highspy.Highs()  # type: ignore[no-untyped-call]
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+#: HiGHS's default for ``mip_max_improving_sols`` (no limit).
+_NO_LIMIT = 2_147_483_647
 
 
 def controlled_round(
@@ -207,12 +280,15 @@ def controlled_round(
     steps: int = 1,
     stop: str = "optimal",
     time_limit_s: float = 60.0,
+    fixed: IntArray | None = None,
 ) -> Solution:
     """Controlled rounding of a table (every cell, totals included, in ``hier``'s code order).
 
     Hundepool et al. (2024), Handbook on SDC v2, 5.5.1: the published table is additive, each cell
-    a multiple of ``base`` less than ``steps`` bases from its count, with the least sum of absolute
-    deviations over all cells that HiGHS proves (``optimal``) or finds before stopping.
+    a multiple of ``base`` less than ``k`` bases from its count for the least ``k <= steps`` that
+    admits such a table (zero-restricted first), with the least sum of absolute deviations over all
+    cells that HiGHS proves (``optimal``) or finds before stopping. Cells of ``fixed`` that are not
+    -1 keep that published value (see :func:`build_program`).
 
     >>> from cubeguard.measures.select import DimHierarchy
     >>> flat = DimHierarchy("D", ("T", "a", "b"), np.array([-1, 0, 0]), np.array([0, 1, 1]))
@@ -222,15 +298,35 @@ def controlled_round(
     Raises:
         InternalError: invalid counts or parameters, or HiGHS failing in a way a table cannot cause.
     """
+    started, solving = time.perf_counter(), 0.0
+    for k in range(1, steps + 1):
+        solution = _round_within(counts, hier, base, k, stop, time_limit_s - (time.perf_counter() - started), fixed)
+        solving += solution.solve_seconds
+        if solution.status != "infeasible":
+            break
+    return replace(solution, build_seconds=time.perf_counter() - started - solving, solve_seconds=solving)
+
+
+def _round_within(
+    counts: IntArray,
+    hier: Sequence[DimHierarchy],
+    base: int,
+    steps: int,
+    stop: str,
+    time_limit_s: float,
+    fixed: IntArray | None,
+) -> Solution:
+    """One solve allowing exactly ``steps`` (see :func:`controlled_round`)."""
     started = time.perf_counter()
-    program = build_program(counts, hier, base, steps)
+    program = build_program(counts, hier, base, steps, fixed)
     built = time.perf_counter()
-    t, status, bound = solve(program, stop, time_limit_s)
+    t, status, bound = solve(program, stop, max(time_limit_s, 0.0))
     solved = time.perf_counter()
     published = objective = gap = None
     if t is not None:
         published = (program.floor + base * t).reshape(counts.shape)
-        if np.any(program.rows @ published.ravel()) or np.any(np.abs(published - counts) >= steps * base):
+        free = slice(None) if fixed is None else fixed < 0
+        if np.any(program.rows @ published.ravel()) or np.any(np.abs(published - counts)[free] >= steps * base):
             raise InternalError("HiGHS returned a controlled rounding that breaks its constraints; this is a bug")
         objective = int(np.abs(published - counts).sum())
     if bound is not None:
@@ -249,4 +345,5 @@ def controlled_round(
         program.cost.size,
         built - started,
         solved - built,
+        steps if published is not None else None,
     )

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import xarray as xr
 
 from cubeguard.errors import CubeguardError
-from cubeguard.measures.select import hierarchies
+from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
 from cubeguard.methods.cells import last_step_problems, publish
 from cubeguard.methods.controlled_rounding.kernel import Solution, controlled_round
 from cubeguard.methods.controlled_rounding.model import ControlledRoundingStep
+from cubeguard.methods.controlled_rounding.partition import partitioned_round, rapid
 
 #: The cube attribute holding the step's report (JSON): public facts about the solve, no counts.
 REPORT_ATTR = "controlled_rounding"
@@ -24,28 +26,55 @@ def round_cube(cube: xr.Dataset, step: ControlledRoundingStep) -> xr.Dataset:
     ``count`` becomes the published count, additive at every level, and ``noise`` published minus
     original added to an earlier step's noise. The report of the solve goes to
     ``attrs["controlled_rounding"]`` as JSON (see :meth:`Solution.report`). The whole cube is read
-    into memory: the program couples all its cells. An earlier step may leave the cube
-    non-additive (e.g. the cell key method); the published cube is additive all the same, each
-    cell within ``steps`` bases of the count it was given.
+    into memory: the program couples all its cells, or, above ``partition_above_cells``, the
+    blocks of :mod:`~cubeguard.methods.controlled_rounding.partition` do. An earlier step may leave
+    the cube non-additive (e.g. the cell key method); the published cube is additive all the same,
+    each cell within ``steps_used`` bases of the count it was given (any distance with RAPID).
 
     Raises:
         CubeguardError: no rounding exists within ``steps`` (raise ``steps``), or the stop rule was
-            not met within ``time_limit_s``.
+            not met within ``time_limit_s``, and ``fallback`` is ``none``.
     """
     found = hierarchies(cube)
     count = cube["count"]
     counts = np.asarray(count.values).astype(np.int64)
-    solution = controlled_round(
-        counts, [found[str(d)] for d in count.dims], step.base, step.steps, step.stop, step.time_limit_s
-    )
+    solution = solve_table(counts, [found[str(d)] for d in count.dims], step)
     published = _accepted(solution, step, str(cube.attrs.get("cube_id", "?")))
     out = publish(cube, published)  # additive: controlled_round checks every equation of the program
     report = {"base": step.base, "steps": step.steps, "stop": step.stop, **solution.report()}
     return out.assign_attrs({REPORT_ATTR: json.dumps(report)})
 
 
+def solve_table(counts: np.ndarray, hier: list[DimHierarchy], step: ControlledRoundingStep) -> Solution:
+    """The step's rounding of one table: whole or block by block by its size, RAPID when asked and nothing was found."""
+    if counts.size > step.partition_above_cells:
+        solution = partitioned_round(
+            counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells
+        )
+    else:
+        solution = controlled_round(counts, hier, step.base, step.steps, step.stop, step.time_limit_s)
+    if solution.published is not None or step.fallback == "none":
+        return solution
+    published = rapid(counts, hier, step.base)
+    deviation = np.abs(published - counts)
+    return replace(
+        solution,
+        published=published,
+        status="rapid",
+        objective=int(deviation.sum()),
+        gap=None,
+        steps_used=int(deviation.max(initial=0)) // step.base + 1,
+    )
+
+
 def _accepted(solution: Solution, step: ControlledRoundingStep, cube_id: str) -> np.ndarray:
     """The published table, or the user error that says why there is none to publish."""
+    if solution.status == "infeasible" and solution.cells > step.partition_above_cells:
+        raise CubeguardError(
+            f"a block of cube {cube_id!r} (rounded block by block, above partition_above_cells) has no controlled "
+            f"rounding to base {step.base} within {step.steps} step(s) given the totals already held; raise 'steps' "
+            f"(e.g. to {step.steps + 1}) or 'block_cells' of step {step.name!r}, or set 'fallback' to 'rapid'"
+        )
     if solution.status == "infeasible":
         raise CubeguardError(
             f"cube {cube_id!r} has no controlled rounding to base {step.base} with every cell within "
@@ -54,9 +83,10 @@ def _accepted(solution: Solution, step: ControlledRoundingStep, cube_id: str) ->
     if solution.published is None:
         raise CubeguardError(
             f"the solver found no controlled rounding of cube {cube_id!r} within {step.time_limit_s:g} s; "
-            f"raise 'time_limit_s' of step {step.name!r}, or raise 'steps' to make one easier to find"
+            f"raise 'time_limit_s' of step {step.name!r}, or raise 'steps' to make one easier to find, "
+            "or set 'fallback' to 'rapid'"
         )
-    if step.stop == "optimal" and solution.status != "optimal":
+    if step.stop == "optimal" and solution.status not in ("optimal", "partitioned", "rapid"):
         raise CubeguardError(
             f"the solver did not prove the controlled rounding of cube {cube_id!r} optimal within "
             f"{step.time_limit_s:g} s (gap {solution.gap:.2%}); raise 'time_limit_s' of step {step.name!r}, "
@@ -76,7 +106,15 @@ def prepare(step: ControlledRoundingStep) -> CubeFunction:
 
 def public(step: ControlledRoundingStep) -> dict[str, object]:
     """Every parameter is public: users read the published counts knowing the base and the steps (5.5.1.2)."""
-    return {"base": step.base, "steps": step.steps, "stop": step.stop, "time_limit_s": step.time_limit_s}
+    return {
+        "base": step.base,
+        "steps": step.steps,
+        "stop": step.stop,
+        "time_limit_s": step.time_limit_s,
+        "partition_above_cells": step.partition_above_cells,
+        "block_cells": step.block_cells,
+        "fallback": step.fallback,
+    }
 
 
 def check(step: ControlledRoundingStep, ctx: CheckContext) -> list[Problem]:

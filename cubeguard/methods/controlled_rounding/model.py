@@ -9,6 +9,7 @@ from pydantic import Field
 from cubeguard.methods.base import CubeStep, base_field
 
 StopRule = Literal["optimal", "first_feasible", "time_limit"]
+Fallback = Literal["none", "rapid"]
 
 
 class ControlledRoundingStep(CubeStep):
@@ -38,9 +39,10 @@ class ControlledRoundingStep(CubeStep):
         ge=1,
         le=100,
         strict=True,
-        description="Public: every published count is a multiple of the base less than steps bases from its count. "
-        "1 is zero-restricted rounding (the two adjacent multiples); raise it when a cube has no zero-restricted "
-        "solution (the Handbook's K steps, 5.5.1, is steps K + 1).",
+        description="Public: the most steps allowed; every published count is a multiple of the base less than k bases "
+        "from its count, for the least k up to steps that admits an additive table (reported as steps_used). "
+        "1 is zero-restricted rounding (the two adjacent multiples); tables of three or more hierarchical "
+        "variables seldom have one, so raise it to 2 for them (the Handbook's K steps, 5.5.1, is steps K + 1).",
     )
     stop: StopRule = Field(
         default="optimal",
@@ -53,4 +55,27 @@ class ControlledRoundingStep(CubeStep):
         gt=0,
         le=86_400,
         description="Seconds the solver may spend on one cube.",
+    )
+    partition_above_cells: int = Field(
+        default=20_000,
+        ge=0,
+        le=1_000_000_000,
+        strict=True,
+        description="A cube with more cells (totals included) is rounded block by block (Handbook on SDC v2, 5.5.1, "
+        "'Very large tables'): along the variable with the most codes, its total first, then each code with its "
+        "children, the code held at its published value. Additive, but not proven optimal as a whole.",
+    )
+    block_cells: int = Field(
+        default=1_000,
+        ge=10,
+        le=10_000_000,
+        strict=True,
+        description="Most free cells of one block of a partitioned cube; a larger block is split along another "
+        "variable. Larger blocks deviate less but take far longer.",
+    )
+    fallback: Fallback = Field(
+        default="none",
+        description="What a cube gets when no rounding is found within steps and time_limit_s: 'none' (the release "
+        "stops and says what to raise) or 'rapid' (Handbook on SDC v2, 5.5.1.1: interior cells to the nearest "
+        "multiple, every total their sum; additive, but a total may move several bases).",
     )

@@ -1,0 +1,214 @@
+"""Controlled rounding of a large table block by block, and the RAPID fallback.
+
+Hundepool et al. (2024), Handbook on SDC v2, 5.5.1, "Very large tables": tau-ARGUS rounds tables
+beyond about 150,000 cells by partitioning them. Here a table is split along the dimension with
+the most codes: first the slab of its total (every other dimension whole), then, for each code
+with children from the top of the hierarchy down, the block of that code and its children, the
+code's own slab held at the value already published. Every equation of the table lies inside one
+block (a total and its children share a block; the other dimensions' equations lie inside every
+slab), so the blocks together are additive. A block that is still larger than ``block_cells``
+is split again along another dimension. Each block takes the fewest steps it needs up to the
+limit, so the table is zero-restricted where its blocks allow it.
+
+Holding a slab fixed can leave a block without a zero-restricted rounding although the table as
+a whole has one, and each block is optimal only given the slabs held: the solution is additive
+and within its steps, not proven optimal. Its lower bound is the least deviation of any rounding
+to the base, each cell to its nearest multiple.
+
+The RAPID solution (5.5.1.1) rounds the interior cells to their nearest multiple of the base and
+publishes every total as the sum of the published interior cells: additive at once, but a total
+may end up several bases from its count.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from cubeguard.measures.select import DimHierarchy
+from cubeguard.methods.controlled_rounding.kernel import IntArray, Solution, controlled_round
+
+
+@dataclass
+class _Tally:
+    """What the blocks of one table add up to while they are solved."""
+
+    deadline: float
+    blocks: int = 0
+    steps_used: int = 1
+    solve_seconds: float = 0.0
+    constraints: int = 0
+    variables: int = 0
+    timed_out: bool = False
+    failed: Solution | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def partitioned_round(
+    counts: IntArray,
+    hier: Sequence[DimHierarchy],
+    base: int,
+    steps: int,
+    stop: str,
+    time_limit_s: float,
+    block_cells: int,
+    fixed: IntArray | None = None,
+) -> Solution:
+    """Controlled rounding of ``counts`` block by block (see the module docstring).
+
+    A table of at most ``block_cells`` free cells is one block: the result is then that of
+    :func:`~cubeguard.methods.controlled_rounding.kernel.controlled_round`. Otherwise the status is
+    ``partitioned`` (every block solved as ``stop`` asks), ``time_limit`` (a block stopped at the
+    limit with a rounding), or that of the first block without a rounding.
+    """
+    held = np.full(counts.shape, -1, dtype=np.int64) if fixed is None else fixed
+    if np.count_nonzero(held < 0) <= block_cells:
+        return controlled_round(counts, hier, base, steps, stop, time_limit_s, fixed)
+    started = time.perf_counter()
+    tally = _Tally(deadline=started + time_limit_s)
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        published = _round_blocks(counts, hier, held, frozenset(), (base, steps, stop, block_cells), tally, pool)
+    seconds = time.perf_counter() - started
+    if published is None:
+        assert tally.failed is not None
+        return replace(
+            tally.failed, cells=counts.size, blocks=tally.blocks, build_seconds=seconds - tally.solve_seconds
+        )
+    objective = int(np.abs(published - counts).sum())
+    residual = counts % base
+    bound = float(np.minimum(residual, base - residual).sum())
+    return Solution(
+        published,
+        "time_limit" if tally.timed_out else "partitioned",
+        objective,
+        bound,
+        (objective - bound) / objective if objective else 0.0,
+        counts.size,
+        tally.constraints,
+        tally.variables,
+        seconds - tally.solve_seconds,
+        tally.solve_seconds,
+        tally.steps_used,
+        tally.blocks,
+    )
+
+
+Settings = tuple[int, int, str, int]  # base, steps, stop, block_cells
+
+#: Threads solving the blocks of one depth at once (HiGHS runs without the GIL); the result does
+#: not depend on it: a block's input is decided before its depth starts.
+WORKERS = min(2, os.cpu_count() or 1)
+
+
+def _round_blocks(
+    counts: IntArray,
+    hier: Sequence[DimHierarchy],
+    fixed: IntArray,
+    done: frozenset[int],
+    settings: Settings,
+    tally: _Tally,
+    pool: Executor | None = None,
+) -> IntArray | None:
+    """The published table of one part (``fixed`` cells kept), or ``None`` when a block has no rounding.
+
+    With ``pool`` (the outermost split only), the blocks of one depth are solved side by side.
+    """
+    block_cells = settings[3]
+    splittable = [d for d, h in enumerate(hier) if d not in done and len(h.codes) > 1]
+    if np.count_nonzero(fixed < 0) <= block_cells or not splittable:
+        return _solve_block(counts, hier, fixed, settings, tally)
+    axis = max(splittable, key=lambda d: len(hier[d].codes))
+    out = fixed.copy()
+    for _, group in itertools.groupby(_blocks_along(hier[axis]), key=lambda block: block[3]):
+        blocks = list(group)
+        calls = [
+            (
+                np.take(counts, positions, axis=axis),
+                [part if d == axis else h for d, h in enumerate(hier)],
+                np.take(out, positions, axis=axis),
+                done | {axis} if exhausted else done,
+                settings,
+                tally,
+            )
+            for positions, part, exhausted, _ in blocks
+        ]
+        if pool is not None and len(calls) > 1:
+            solved = list(pool.map(lambda call: _round_blocks(*call), calls))
+        else:
+            solved = [_round_blocks(*call) for call in calls]
+        for (positions, *_), sub in zip(blocks, solved, strict=True):
+            if sub is None:
+                return None
+            index: list[slice | IntArray] = [slice(None)] * counts.ndim
+            index[axis] = positions
+            out[tuple(index)] = sub
+    return out
+
+
+def _blocks_along(h: DimHierarchy) -> Iterator[tuple[IntArray, DimHierarchy, bool, int]]:
+    """The blocks along one dimension in solving order: positions, their hierarchy, whether nothing is left to split, stage.
+
+    First the total alone (stage 0); then each code with children, shallowest first, with its
+    children, the code itself first (its slab, solved at an earlier stage, is the block's held
+    face). Blocks of one stage (the codes of one depth) are independent of each other.
+    """
+    root = h.root
+    yield np.array([root]), DimHierarchy(h.dim, (h.codes[root],), np.array([-1]), np.array([0])), False, 0
+    parents = sorted(np.flatnonzero(~h.is_leaf).tolist(), key=lambda p: (int(h.depth[p]), p))
+    for p in parents:
+        children = np.flatnonzero(h.parent == p)
+        positions = np.concatenate([[p], children]).astype(np.int64)
+        n = children.size
+        part = DimHierarchy(
+            h.dim,
+            tuple(h.codes[i] for i in positions),
+            np.array([-1] + [0] * n),
+            np.array([0] + [1] * n),
+        )
+        yield positions, part, True, int(h.depth[p]) + 1
+
+
+def _solve_block(
+    counts: IntArray, hier: Sequence[DimHierarchy], fixed: IntArray, settings: Settings, tally: _Tally
+) -> IntArray | None:
+    """One block through the kernel; its figures go to ``tally``."""
+    base, steps, stop, _ = settings
+    remaining = tally.deadline - time.perf_counter()
+    solution = controlled_round(counts, hier, base, steps, stop, max(remaining, 0.0), fixed)
+    with tally.lock:
+        tally.blocks += 1
+        tally.solve_seconds += solution.solve_seconds
+        tally.constraints += solution.constraints
+        tally.variables += solution.variables
+        if solution.published is None:
+            tally.failed = tally.failed or solution
+            return None
+        tally.steps_used = max(tally.steps_used, solution.steps_used or 1)
+        tally.timed_out |= solution.status == "time_limit"
+    return solution.published
+
+
+def rapid(counts: IntArray, hier: Sequence[DimHierarchy], base: int) -> IntArray:
+    """The RAPID solution (Handbook on SDC v2, 5.5.1.1): interior cells to the nearest multiple (half up), totals summed.
+
+    >>> from cubeguard.measures.select import DimHierarchy
+    >>> flat = DimHierarchy("D", ("T", "a", "b", "c"), np.array([-1, 0, 0, 0]), np.array([0, 1, 1, 1]))
+    >>> rapid(np.array([5, 2, 2, 1]), [flat], 3).tolist()
+    [6, 3, 3, 0]
+    """
+    residual = counts % base
+    out = np.where(2 * residual >= base, counts - residual + base, counts - residual).astype(np.int64)
+    for axis, h in enumerate(hier):
+        for p in sorted(np.flatnonzero(~h.is_leaf).tolist(), key=lambda q: -int(h.depth[q])):
+            children = np.flatnonzero(h.parent == p)
+            index: list[slice | int] = [slice(None)] * counts.ndim
+            index[axis] = p
+            out[tuple(index)] = np.take(out, children, axis=axis).sum(axis=axis)
+    return out

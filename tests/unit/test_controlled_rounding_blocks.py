@@ -1,0 +1,162 @@
+"""Controlled rounding of large tables block by block, cells held fixed, steps escalated, and the RAPID fallback (Handbook on SDC v2, 5.5.1)."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import re
+
+import numpy as np
+import pytest
+import xarray as xr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cubeguard.errors import CubeguardError
+from cubeguard.gates.additivity import check_additivity
+from cubeguard.measures.select import DimHierarchy, hierarchies
+from cubeguard.methods.controlled_rounding import (
+    REPORT_ATTR,
+    ControlledRoundingStep,
+    controlled_round,
+    partition,
+    round_cube,
+)
+from cubeguard.methods.controlled_rounding.kernel import additivity_rows
+from cubeguard.methods.controlled_rounding.partition import partitioned_round, rapid
+from tests.strategies import build_cube, cubes, flat_tree, two_level_tree
+
+
+def _step(**kwargs: object) -> ControlledRoundingStep:
+    return ControlledRoundingStep(method="controlled_rounding", **kwargs)  # type: ignore[arg-type]
+
+
+def _census(groups: int, per_group: int, seed: int, dims: int = 3) -> xr.Dataset:
+    """Census-like counts (Poisson with a gamma(0.5, mean 3) mean) on ``dims`` two-level hierarchies."""
+    trees = {f"V{k}": two_level_tree(f"v{k}", groups, per_group) for k in range(dims)}
+    rng = np.random.default_rng(seed)
+    counts = rng.poisson(rng.gamma(0.5, 6.0, (groups * per_group,) * dims))
+    return build_cube(trees, counts).assign_attrs(cube_id="census")
+
+
+def _table(cube: xr.Dataset) -> tuple[np.ndarray, list[DimHierarchy]]:
+    found = hierarchies(cube)
+    return cube["count"].values.astype(np.int64), [found[str(d)] for d in cube["count"].dims]
+
+
+def _report(cube: xr.Dataset) -> dict[str, object]:
+    report: dict[str, object] = json.loads(cube.attrs[REPORT_ATTR])
+    return report
+
+
+def _assert_additive_multiples(counts: np.ndarray, hier: list[DimHierarchy], published: np.ndarray, base: int) -> None:
+    assert not np.any(additivity_rows(hier) @ published.ravel())
+    assert np.all(published % base == 0) and np.all(published >= 0)
+    assert published.shape == counts.shape
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(cube=cubes(max_dims=3, max_count=20).filter(lambda c: 20 <= c["count"].size <= 400),
+       base=st.integers(2, 5), block=st.integers(10, 60))  # fmt: skip
+def test_a_partitioned_table_is_additive_and_each_cell_within_the_steps_it_reports(
+    cube: xr.Dataset, base: int, block: int
+) -> None:
+    counts, hier = _table(cube)
+    solution = partitioned_round(counts, hier, base, 3, "optimal", 60.0, block)
+    if solution.published is None:  # a block held by earlier blocks may have no rounding within 3 steps
+        assert solution.status == "infeasible"
+        return
+    _assert_additive_multiples(counts, hier, solution.published, base)
+    assert solution.steps_used is not None and 1 <= solution.steps_used <= 3
+    assert np.all(np.abs(solution.published - counts) < solution.steps_used * base)
+    assert solution.objective == int(np.abs(solution.published - counts).sum())
+    assert solution.bound is not None and solution.bound <= solution.objective
+
+
+def test_a_table_within_one_block_is_rounded_whole_and_optimal() -> None:
+    counts, hier = _table(_census(2, 3, seed=5, dims=2))
+    whole = controlled_round(counts, hier, 3)
+    block = partitioned_round(counts, hier, 3, 1, "optimal", 60.0, counts.size)
+    assert block.status == whole.status == "optimal" and block.blocks == 1
+    np.testing.assert_array_equal(block.published, whole.published)
+
+
+def test_three_hierarchical_variables_need_two_steps_and_blocks_find_them() -> None:
+    # Census-like 3-D tables with a two-level hierarchy on each variable have no zero-restricted
+    # rounding (HiGHS proves it at once); two steps round them, whole and block by block.
+    counts, hier = _table(_census(2, 3, seed=0))
+    assert controlled_round(counts, hier, 3, steps=1).status == "infeasible"
+    whole = controlled_round(counts, hier, 3, steps=2)
+    assert whole.status == "optimal" and whole.steps_used == 2
+    blocks = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 100)
+    assert blocks.status == "partitioned" and blocks.blocks > 1 and blocks.steps_used == 2
+    _assert_additive_multiples(counts, hier, blocks.published, 3)
+    assert whole.objective is not None and blocks.objective is not None
+    assert whole.objective <= blocks.objective  # blocks hold earlier slabs: never better than the whole
+
+
+def test_blocks_give_the_same_table_whatever_the_number_of_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts, hier = _table(_census(3, 3, seed=1))
+    two = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 150)
+    monkeypatch.setattr(partition, "WORKERS", 1)
+    one = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 150)
+    assert two.blocks == one.blocks > 1
+    np.testing.assert_array_equal(two.published, one.published)
+
+
+def test_held_cells_keep_their_value_and_count_in_the_objective() -> None:
+    dims = {"AREA": flat_tree("T", "a", "b", "c"), "SEX": flat_tree("T", "m", "f")}
+    cube = build_cube(dims, np.array([[1, 0], [3, 3], [12, 20]]))
+    counts, hier = _table(cube)
+    fixed = np.full(counts.shape, -1, dtype=np.int64)
+    fixed[0, 0] = 45  # the grand total, held one step above its nearest multiple (39 -> 45)
+    solution = controlled_round(counts, hier, 3, steps=2, fixed=fixed)
+    assert solution.published is not None and solution.published[0, 0] == 45
+    _assert_additive_multiples(counts, hier, solution.published, 3)
+    assert solution.objective == int(np.abs(solution.published - counts).sum())
+
+
+def test_rapid_rounds_the_interior_to_the_nearest_multiple_and_sums_every_total() -> None:
+    counts, hier = _table(_census(2, 3, seed=2))
+    published = rapid(counts, hier, 3)
+    _assert_additive_multiples(counts, hier, published, 3)
+    inner = np.ix_(*[np.flatnonzero(h.is_leaf) for h in hier])
+    residual = counts[inner] % 3
+    np.testing.assert_array_equal(published[inner], counts[inner] - residual + np.where(residual == 2, 3, 0))
+
+
+def test_the_rapid_fallback_publishes_what_no_rounding_within_the_steps_could() -> None:
+    cube = _census(2, 3, seed=0).assign_attrs(cube_id="c3")
+    with pytest.raises(CubeguardError, match=re.escape("cube 'c3' has no controlled rounding to base 3")):
+        round_cube(cube, _step(base=3))
+    rounded = round_cube(cube, _step(base=3, fallback="rapid"))
+    report = _report(rounded)
+    assert report["status"] == "rapid" and report["gap"] is None
+    assert check_additivity(rounded).additive
+    deviation = np.abs(rounded["count"].values - cube["count"].values)
+    assert report["objective"] == int(deviation.sum())
+    assert isinstance(report["steps_used"], int) and deviation.max() < report["steps_used"] * 3
+
+
+def test_a_cube_above_the_partition_size_is_rounded_block_by_block() -> None:
+    cube = _census(2, 3, seed=3)
+    rounded = round_cube(cube, _step(base=3, steps=2, partition_above_cells=100, block_cells=100))
+    report = _report(rounded)
+    assert report["status"] == "partitioned" and report["blocks"] > 1 and report["steps_used"] == 2  # type: ignore[operator]
+    assert check_additivity(rounded).additive
+
+
+def test_a_block_without_a_rounding_says_what_to_raise() -> None:
+    cube = _census(2, 3, seed=0).assign_attrs(cube_id="c4")
+    with pytest.raises(CubeguardError) as info:
+        round_cube(cube, _step(base=3, partition_above_cells=100, block_cells=100))
+    assert str(info.value) == (
+        "a block of cube 'c4' (rounded block by block, above partition_above_cells) has no controlled rounding to "
+        "base 3 within 1 step(s) given the totals already held; raise 'steps' (e.g. to 2) or 'block_cells' of step "
+        "'controlled_rounding', or set 'fallback' to 'rapid'"
+    )
+
+
+def test_the_partition_examples_run() -> None:
+    outcome = doctest.testmod(partition)
+    assert outcome.attempted >= 1 and outcome.failed == 0
