@@ -7,8 +7,10 @@ dimensions (see :mod:`cubeguard.measures.select`). :func:`measure_cube` returns 
 statistics compared before and after protection give two keys, ``"<measure>_original@<scope>"``
 and ``"<measure>_protected@<scope>"``. Measures that do not apply to a scope are left out: Cramér's
 V needs a two-way scope, the entropy risk a table (not ``"cube"``), median entropy, ANOVA R² and the
-variance of the average cell size the dimensions they name. :func:`measure_cubes` stacks the dicts
-of many cubes into a DataFrame with one row per cube.
+variance of the average cell size the dimensions they name. A cube rounded to a public base, given
+its :class:`~cubeguard.measures.rounding.RoundingParams`, also gets the rounding measures over every
+cell (:data:`ROUNDING_KEYS`, scope ``"cube"``); other cubes get none. :func:`measure_cubes` stacks
+the dicts of many cubes into a DataFrame with one row per cube (a key a cube lacks is ``nan``).
 
 Every measure works on numpy arrays of the selected cells, so the cost is a few passes over each
 cube's cells; ranks use histograms instead of sorts (see :mod:`cubeguard.measures._ranks`).
@@ -29,7 +31,7 @@ import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cubeguard.errors import CubeguardError
-from cubeguard.measures import association, disclosive, distance, entropy, risk, tests_stat, variance
+from cubeguard.measures import association, disclosive, distance, entropy, risk, rounding, tests_stat, variance
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
 from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
 from cubeguard.measures.select import DimHierarchy, IntArray, hierarchies, scope_label, scope_positions, take
@@ -81,6 +83,10 @@ MEASURE_KEYS: dict[str, tuple[MeasureName, str]] = {
     "swap_removed_share": ("swap_success", "cube"),
     "swap_false_share": ("swap_success", "cube"),
 }
+
+#: Keys (before ``@cube``) written for a cube measured with its rounding's public parameters: the
+#: measures of :mod:`cubeguard.measures.rounding`, then the base and steps they were read with.
+ROUNDING_KEYS: tuple[str, ...] = (*rounding.RoundingMeasures._fields, "rounding_base", "rounding_steps")
 
 DEFAULT_MEASURES: tuple[MeasureName, ...] = (
     "absolute_distance",
@@ -225,10 +231,22 @@ def _put(out: dict[str, float], name: str, label: str, pair: tuple[float, float]
     out[f"{name}_protected@{label}"] = float(pair[1])
 
 
+def _rounding(o: NumArray, p: NumArray, params: rounding.RoundingParams) -> dict[str, float]:
+    """The :data:`ROUNDING_KEYS` of a whole cube's cells, keyed ``"<key>@cube"``."""
+    values = (*rounding.rounding_measures(o, p, params), float(params.base), float(params.steps))
+    return {f"{key}@cube": float(v) for key, v in zip(ROUNDING_KEYS, values, strict=True)}
+
+
 def measure_cube(
-    original: xr.Dataset | xr.DataArray, protected: xr.Dataset | xr.DataArray, spec: MeasureSpec
+    original: xr.Dataset | xr.DataArray,
+    protected: xr.Dataset | xr.DataArray,
+    spec: MeasureSpec,
+    rounded: rounding.RoundingParams | None = None,
 ) -> dict[str, float]:
     """Compute ``spec``'s measures for one cube (see the module docstring for the keys).
+
+    ``rounded``: the public parameters of the rounding that published the cube, if its last
+    protection step rounds to a base; given, the :data:`ROUNDING_KEYS` of every cell are added.
 
     Raises:
         InvalidCubeError: if the cube does not follow the cube convention.
@@ -263,6 +281,8 @@ def measure_cube(
         sw = disclosive.swap_success(o_da, p_da, spec.swap_coalition, spec.sensitive_dims)
         out["swap_removed_share@cube"] = sw.removed_share
         out["swap_false_share@cube"] = sw.false_share
+    if rounded is not None:
+        out.update(_rounding(ov, pv, rounded))
     return out
 
 
@@ -270,19 +290,26 @@ CubePair = tuple[xr.Dataset | xr.DataArray, xr.Dataset | xr.DataArray]
 
 
 def measure_cubes(
-    cubes: Mapping[str, CubePair] | Iterable[tuple[str, CubePair]], spec: MeasureSpec, *, workers: int = 1
+    cubes: Mapping[str, CubePair] | Iterable[tuple[str, CubePair]],
+    spec: MeasureSpec,
+    *,
+    workers: int = 1,
+    rounded: Mapping[str, rounding.RoundingParams] | None = None,
 ) -> pd.DataFrame:
     """One row of :func:`measure_cube` per cube, indexed by cube name (columns: the union of keys).
 
     ``workers > 1`` measures cubes in threads (numpy releases the GIL in its array passes). Every
-    cube is measured; if some fail, one :class:`MeasureConfigError` lists them all.
+    cube is measured; if some fail, one :class:`MeasureConfigError` lists them all. ``rounded``
+    gives, per cube name, the public parameters of the rounding that published it (cubes not in
+    it get no rounding measures).
     """
     items = list(cubes.items()) if isinstance(cubes, Mapping) else list(cubes)
+    params = dict(rounded or {})
 
     def one(item: tuple[str, CubePair]) -> tuple[str, dict[str, float] | str]:
         name, (orig, prot) = item
         try:
-            return name, measure_cube(orig, prot, spec)
+            return name, measure_cube(orig, prot, spec, params.get(name))
         except CubeguardError as err:
             return name, str(err)
 

@@ -208,6 +208,8 @@ class CubeMethod(Generic[C]):
             identity step does not).
         additive: whether a step publishes additive cubes (every total the sum of its children);
             the additivity gate then blocks on those cubes whatever ``gates.require_additivity`` says.
+        rounds: whether a step publishes every count at or near a multiple of its public ``base``
+            (Handbook on SDC v2, 5.5); its cubes then get the rounding measures.
     """
 
     model: type[C]
@@ -217,6 +219,7 @@ class CubeMethod(Generic[C]):
     files: Callable[[C], list[Path]] = _no_files
     protects: bool = True
     additive: Callable[[C], bool] = _never
+    rounds: bool = False
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property

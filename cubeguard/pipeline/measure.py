@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import xarray as xr
 
 from cubeguard.config.load import Release
 from cubeguard.cubes.store import list_cubes, open_cube
+from cubeguard.errors import InternalError
+from cubeguard.measures.rounding import RoundingParams
 from cubeguard.measures.table import MeasureSpec, measure_cubes
+from cubeguard.methods.controlled_rounding import REPORT_ATTR
+from cubeguard.methods.registry import CUBE_METHODS
 
 
-def cube_pairs(release: Release) -> dict[str, tuple[object, object]]:
+def cube_pairs(release: Release) -> dict[str, tuple[xr.Dataset, xr.Dataset]]:
     """(original, protected) of every cube, opened lazily from the release's stores."""
     out = release.config.output
     return {
@@ -25,9 +33,57 @@ def measures_file(release: Release) -> Path:
     return release.config.output.internal / "measures.parquet"
 
 
+def _last_protection(release: Release, cube_id: str) -> Any:
+    """The last post-tabular step that protects ``cube_id`` (the identity step does not), or None."""
+    steps = [
+        s for s in release.config.steps if (s.cubes is None or cube_id in s.cubes) and CUBE_METHODS[s.method].protects
+    ]
+    return steps[-1] if steps else None
+
+
+def _steps_used(attrs: Mapping[Any, Any]) -> int | None:
+    """The steps a controlled rounding needed, from its report in the cube's attrs (None if not there)."""
+    report = attrs.get(REPORT_ATTR)
+    if report is None:
+        return None
+    try:
+        report = json.loads(report) if isinstance(report, str) else report  # open_cube decodes it already
+    except json.JSONDecodeError:
+        report = None
+    if not isinstance(report, dict):
+        raise InternalError(f"the cube attribute {REPORT_ATTR!r} is not a JSON object; this is a bug in cubeguard")
+    used = report.get("steps_used")
+    return used if isinstance(used, int) and used >= 1 else None
+
+
+def rounding_params(release: Release, cube_id: str, attrs: Mapping[Any, Any]) -> RoundingParams | None:
+    """The public parameters a user reads ``cube_id`` with, when its last protection step rounds to a base.
+
+    Read through the method's ``public`` allow-list (what the manifest shows), so no secret
+    parameter is touched: ``base``, and ``steps`` for controlled rounding (1 for the others). A
+    controlled rounding's report in the protected cube's ``attrs`` naming the ``steps_used`` (the
+    fewest steps that admitted a rounding) takes precedence over the configured ``steps``.
+    """
+    step = _last_protection(release, cube_id)
+    if step is None or not CUBE_METHODS[step.method].rounds:
+        return None
+    public = CUBE_METHODS[step.method].public(step)
+    base, steps = public.get("base"), public.get("steps", 1)
+    if not isinstance(base, int) or not isinstance(steps, int):
+        raise InternalError(f"rounding step {step.name!r} shows no integer base and steps; this is a bug in cubeguard")
+    if step.method == "controlled_rounding":
+        steps = _steps_used(attrs) or steps
+    return RoundingParams(base=base, steps=steps)
+
+
 def measure_release(release: Release, spec: MeasureSpec | None = None) -> Path:
-    """Measure every cube (two at a time in memory, in threads) and write one row per cube to Parquet."""
-    table: pd.DataFrame = measure_cubes(cube_pairs(release), spec or MeasureSpec(), workers=2)  # type: ignore[arg-type]
+    """Measure every cube (two at a time in memory, in threads) and write one row per cube to Parquet.
+
+    Cubes published by rounding to a base also get the rounding measures (see :func:`rounding_params`).
+    """
+    pairs = cube_pairs(release)
+    rounded = {c: r for c, (_, p) in pairs.items() if (r := rounding_params(release, c, p.attrs)) is not None}
+    table: pd.DataFrame = measure_cubes(pairs, spec or MeasureSpec(), workers=2, rounded=rounded)
     target = measures_file(release)
     target.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(target)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cubeguard.report import plots
+from cubeguard.report import plots, rounding
 from cubeguard.report._markup import esc, image, outcome, page, status_table, table
 from cubeguard.report.errors import ReportError
 from cubeguard.report.parquet import CUBE_FILES, MEASURES_FILE, PROGRAMME_FILES, SWEEP_FILE, write_all
@@ -148,6 +148,8 @@ def _sweep_section(sweep: pd.DataFrame) -> str:
 def _measures_section(measures: pd.DataFrame) -> str:
     scopes: dict[str, list[tuple[object, str]]] = {}
     for column in measures.columns:
+        if str(column) in rounding.COLUMNS:  # shown per rounded cube, below
+            continue
         name, _, scope = str(column).partition("@")
         scopes.setdefault(scope or "(no scope)", []).append((column, name))
     parts = [
@@ -160,6 +162,17 @@ def _measures_section(measures: pd.DataFrame) -> str:
     for scope, columns in scopes.items():
         frame = measures[[c for c, _ in columns]].set_axis([n for _, n in columns], axis=1)
         parts.append(table(frame, caption=f"scope: {scope}"))
+    return "".join(parts) + _rounding_tables(measures)
+
+
+def _rounding_tables(measures: pd.DataFrame) -> str:
+    """One small table per cube published by rounding to a base; nothing if no cube is."""
+    cubes = rounding.rounded_cubes(measures)
+    if not cubes:
+        return ""
+    parts = ['<h3 id="rounding-measures">Rounding</h3>', f"<p>{esc(rounding.EXPLANATION)}</p>"]
+    for c in cubes:
+        parts.append(table(c.values, caption=f"cube {c.cube}: base {c.base}, steps {c.steps}"))
     return "".join(parts)
 
 

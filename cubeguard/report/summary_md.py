@@ -1,7 +1,7 @@
 """A short markdown summary of a release run (gates, cubes), for the Prefect UI's artifacts tab.
 
 Built only from the flow's public summary: cube sizes, gate outcomes and what protection changed,
-never a parameter value of a step.
+never a parameter value of a step (the rounding tables show the measures, not the base and steps).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
+
+from cubeguard.report import rounding
 
 MAX_ROWS = 40
 
@@ -61,6 +63,20 @@ def _measures(measures: pd.DataFrame | None) -> str:
     return _table(["cube", *(c.split("@")[0] for c in cols)], rows)
 
 
+def _rounding(measures: pd.DataFrame | None) -> list[str]:
+    """A heading and one small table per cube published by rounding to a base; nothing if no cube is."""
+    cubes = rounding.rounded_cubes(measures) if measures is not None else []
+    if not cubes:
+        return []
+    parts = ["## Rounding (every cell)", rounding.EXPLANATION]
+    for c in cubes[:MAX_ROWS]:
+        rows = [(name, f"{value:.4g}") for name, value in c.values["value"].items()]
+        parts.append(f"**{c.cube}**\n\n" + _table(["measure", "value"], rows))
+    if len(cubes) > MAX_ROWS:
+        parts.append(f"{len(cubes) - MAX_ROWS} more rounded cubes in the internal report.")
+    return parts
+
+
 def release_markdown(result: dict[str, Any], measures: pd.DataFrame | None = None) -> str:
     """The markdown of one release run's artifact (``measures``: one row per cube, as the measure step writes)."""
     cubes = result.get("cubes", [])
@@ -75,5 +91,6 @@ def release_markdown(result: dict[str, Any], measures: pd.DataFrame | None = Non
             _cubes(result),
             "## Measures (interior cells)",
             _measures(measures),
+            *_rounding(measures),
         ]
     )

@@ -5,7 +5,9 @@ from cubeguard.methods.controlled_rounding.kernel import Solution, additivity_ro
 from cubeguard.methods.controlled_rounding.method import REPORT_ATTR, check, prepare, public, round_cube
 from cubeguard.methods.controlled_rounding.model import ControlledRoundingStep
 
-METHOD = CubeMethod(model=ControlledRoundingStep, public=public, prepare=prepare, check=check, additive=always)
+METHOD = CubeMethod(
+    model=ControlledRoundingStep, public=public, prepare=prepare, check=check, additive=always, rounds=True
+)
 
 __all__ = [
     "METHOD",

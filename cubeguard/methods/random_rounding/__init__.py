@@ -11,6 +11,7 @@ METHOD = CubeMethod(
     prepare=prepare,
     check=check,
     additive=lambda step: step.margins == "summed",
+    rounds=True,
 )
 
 __all__ = ["METHOD", "RandomRoundingStep", "random_round", "round_cube"]

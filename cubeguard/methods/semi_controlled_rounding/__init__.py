@@ -5,6 +5,8 @@ from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_ro
 from cubeguard.methods.semi_controlled_rounding.method import check, control_groups, prepare, public, round_cube
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
 
-METHOD = CubeMethod(model=SemiControlledRoundingStep, public=public, prepare=prepare, check=check, additive=always)
+METHOD = CubeMethod(
+    model=SemiControlledRoundingStep, public=public, prepare=prepare, check=check, additive=always, rounds=True
+)
 
 __all__ = ["METHOD", "SemiControlledRoundingStep", "control_groups", "round_cube", "semi_controlled_round"]

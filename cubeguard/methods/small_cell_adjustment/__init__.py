@@ -5,6 +5,8 @@ from cubeguard.methods.small_cell_adjustment.kernel import adjust_small_cells
 from cubeguard.methods.small_cell_adjustment.method import adjust_cube, check, prepare, public
 from cubeguard.methods.small_cell_adjustment.model import SmallCellAdjustmentStep
 
-METHOD = CubeMethod(model=SmallCellAdjustmentStep, public=public, prepare=prepare, check=check, additive=always)
+METHOD = CubeMethod(
+    model=SmallCellAdjustmentStep, public=public, prepare=prepare, check=check, additive=always, rounds=True
+)
 
 __all__ = ["METHOD", "SmallCellAdjustmentStep", "adjust_cube", "adjust_small_cells"]
