@@ -102,6 +102,7 @@ class Table:
     dims: tuple[Dim, ...]
     interior: IntArray
     base: int
+    steps: int = 1  # cubeguard's steps (the peers take none: pytauargus's CRP and CtrlRound round zero-restricted)
 
     def full(self, interior: IntArray | None = None) -> IntArray:
         """Every cell, totals and subtotals included, as sums of ``interior`` (default: the counts)."""
@@ -180,7 +181,7 @@ def census4d(name: str, seed: int) -> Table:
         flat_dim("SEX", "s", 2),
         two_level_dim("EDU", 4, 5),
     )
-    return Table(name, "4-D hierarchical", dims, census_counts((72, 20, 2, 20), seed), 3)
+    return Table(name, "4-D hierarchical", dims, census_counts((72, 20, 2, 20), seed), 3, steps=2)
 
 
 def make_table(name: str) -> Table:
@@ -205,7 +206,7 @@ def prepare_cubeguard(table: Table, limit: float, workdir: Path) -> Call:
     dims = {d.name: Tree(d.codes, d.parent, d.depth) for d in table.dims}
     cube = build_cube(dims, table.interior).assign_attrs(cube_id=table.name)
     step = ControlledRoundingStep(
-        method="controlled_rounding", base=table.base, steps=1, stop="time_limit", time_limit_s=limit
+        method="controlled_rounding", base=table.base, steps=table.steps, stop="time_limit", time_limit_s=limit
     )
     original = np.asarray(cube["count"].values, dtype=np.int64)
 
@@ -627,6 +628,10 @@ NOTES = [
     "(rows A, B, C; columns Male, Female: 1 0 / 3 3 / 12 20), at base 3 and at the Handbook's base 5, whose optimum "
     "the unit test finds by brute force (18).",
     "- Census-like counts: Poisson with a gamma(shape 0.5, mean 3) mean per cell, seeded PCG64 (about 38% zeros).",
+    "- census4d_151875 (the issue's 150,000-cell 4-D hierarchical table): tables of this kind have no zero-restricted "
+    "rounding (HiGHS proves it at once on small ones, `benchmarks/results/controlled_rounding.md`), so cubeguard "
+    "runs with `steps: 2` and its defaults (block by block above 20,000 cells) and is marked not zero-restricted; "
+    "pytauargus passes no steps to CRP and CtrlRound has none, so both keep searching for a zero-restricted one.",
 ]
 
 

@@ -36,7 +36,7 @@ from tests.strategies import build_cube, cubes, flat_tree
 
 CELL_KEY = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
 REPORT_KEYS = {"base", "steps", "stop", "status", "objective", "bound", "gap", "cells", "constraints", "variables",
-               "seconds", "solver_seconds", "steps_used", "blocks"}  # fmt: skip
+               "seconds", "solver_seconds", "steps_used", "blocks", "held_cells"}  # fmt: skip
 
 # Handbook on SDC v2 (Hundepool et al. 2024), 5.5, Tables 5.18 and 5.21 as printed: rows Area A,
 # B, C, Total; columns Male, Female, Total. Table 5.21 is "a possible rounding solution" to base 5:
@@ -247,7 +247,7 @@ def test_a_release_rounds_every_cube_through_the_config(tmp_path: Path) -> None:
     assert public_step(steps[0]) == {
         "method": "controlled_rounding", "name": "controlled_rounding", "cubes": "all",
         "parameters": {"base": 3, "steps": 1, "stop": "optimal", "time_limit_s": 60.0,
-                       "partition_above_cells": 20000, "block_cells": 1000, "fallback": "none"},
+                       "partition_above_cells": 20000, "block_cells": 1000, "fallback": "none", "hold": []},
     }  # fmt: skip
     assert set(protected) == {"c1", "c2", "hh"}
     for cid, cube in protected.items():
@@ -286,6 +286,8 @@ def test_rounding_after_the_cell_key_method_keeps_noise_the_change_from_the_orig
          r"steps\[0\]\.block_cells \(c\.yaml line \d+\): input should be greater than or equal to 10; change the value"),
         ("  - {method: controlled_rounding, partition_above_cells: -1}\n",
          r"steps\[0\]\.partition_above_cells \(c\.yaml line \d+\): input should be greater than or equal to 0"),
+        ("  - {method: controlled_rounding, hold: [[SEX, GEO.9]]}\n",
+         r"steps\[0\]\.hold\[0\]\[1\] \(c\.yaml line \d+\): unknown breakdown 'GEO\.9'; name a breakdown id"),
         ("  - {method: controlled_rounding, fallback: nearest}\n",
          r"steps\[0\]\.fallback \(c\.yaml line \d+\): input should be 'none' or 'rapid'"),
         ("  - {method: controlled_rounding, base: 5}\n" + CELL_KEY,

@@ -19,6 +19,7 @@ from cubeguard.methods.controlled_rounding import (
     REPORT_ATTR,
     ControlledRoundingStep,
     controlled_round,
+    hold,
     partition,
     round_cube,
 )
@@ -157,6 +158,55 @@ def test_a_block_without_a_rounding_says_what_to_raise() -> None:
     )
 
 
-def test_the_partition_examples_run() -> None:
-    outcome = doctest.testmod(partition)
+@pytest.mark.parametrize("module", [partition, hold])
+def test_the_examples_run(module: object) -> None:
+    outcome = doctest.testmod(module)  # type: ignore[arg-type]
     assert outcome.attempted >= 1 and outcome.failed == 0
+
+
+def _programme(seed: int) -> dict[str, xr.Dataset]:
+    """Three cubes of one population: GEO x SEX x AGE, and its GEO x SEX and GEO x AGE margins as cubes of their own."""
+    trees = {"GEO": two_level_tree("g", 2, 3), "SEX": flat_tree("S_T", "m", "f"), "AGE": flat_tree("A_T", "y", "o")}
+    rng = np.random.default_rng(seed)
+    inner = rng.poisson(rng.gamma(0.5, 6.0, (6, 2, 2)))
+    return {
+        "gsa": build_cube(trees, inner).assign_attrs(cube_id="gsa"),
+        "gs": build_cube({k: trees[k] for k in ("GEO", "SEX")}, inner.sum(axis=2)).assign_attrs(cube_id="gs"),
+        "ga": build_cube({k: trees[k] for k in ("GEO", "AGE")}, inner.sum(axis=1)).assign_attrs(cube_id="ga"),
+    }
+
+
+def _shared_cells_agree(out: dict[str, xr.Dataset]) -> bool:
+    gsa = out["gsa"]["count"]
+    return bool(
+        np.array_equal(gsa.sel(AGE="A_T").values, out["gs"]["count"].values)
+        and np.array_equal(gsa.sel(SEX="S_T").values, out["ga"]["count"].values)
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_held_margins_publish_a_shared_cell_the_same_in_every_cube(seed: int) -> None:
+    cubes_ = _programme(seed)
+    step = _step(base=3, steps=2, hold=[["GEO", "SEX"], ["GEO", "AGE"]])
+    out = {cid: round_cube(cube, step) for cid, cube in cubes_.items()}
+    assert _shared_cells_agree(out)
+    for cube in out.values():
+        assert check_additivity(cube).additive and np.all(cube["count"].values % 3 == 0)
+        assert _report(cube)["held_cells"] > 0  # type: ignore[operator]
+
+
+def test_without_hold_some_shared_cell_differs_between_cubes() -> None:
+    step = _step(base=3, steps=2)
+    differs = [not _shared_cells_agree({c: round_cube(k, step) for c, k in _programme(s).items()}) for s in range(6)]
+    assert any(differs)  # so the test above is not met by chance
+
+
+def test_a_held_margin_table_without_a_rounding_names_the_table() -> None:
+    cube = _census(2, 3, seed=0).assign_attrs(cube_id="c5")  # three hierarchies: no zero-restricted rounding
+    with pytest.raises(CubeguardError) as info:
+        round_cube(cube, _step(base=3, hold=[["V0", "V1", "V2"]]))
+    assert str(info.value) == (
+        "cube 'c5': the margin table over V0 x V1 x V2 named in 'hold' of step 'controlled_rounding' got no proven "
+        "optimal rounding within 1 step(s) and 60 s (infeasible), so other cubes could publish it differently; "
+        "raise 'steps' or 'time_limit_s', or hold fewer breakdowns"
+    )

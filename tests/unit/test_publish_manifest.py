@@ -147,7 +147,7 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
     "conventional_rounding": ({"base"}, set()),
     "controlled_rounding": (
-        {"base", "steps", "stop", "time_limit_s", "partition_above_cells", "block_cells", "fallback"},
+        {"base", "steps", "stop", "time_limit_s", "partition_above_cells", "block_cells", "fallback", "hold"},
         set(),
     ),
     "random_rounding": ({"base", "margins"}, {"seed"}),

@@ -12,6 +12,7 @@ from cubeguard.errors import CubeguardError
 from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
 from cubeguard.methods.cells import last_step_problems, publish
+from cubeguard.methods.controlled_rounding.hold import held_cells
 from cubeguard.methods.controlled_rounding.kernel import Solution, controlled_round
 from cubeguard.methods.controlled_rounding.model import ControlledRoundingStep
 from cubeguard.methods.controlled_rounding.partition import partitioned_round, rapid
@@ -38,21 +39,45 @@ def round_cube(cube: xr.Dataset, step: ControlledRoundingStep) -> xr.Dataset:
     found = hierarchies(cube)
     count = cube["count"]
     counts = np.asarray(count.values).astype(np.int64)
-    solution = solve_table(counts, [found[str(d)] for d in count.dims], step)
-    published = _accepted(solution, step, str(cube.attrs.get("cube_id", "?")))
+    cube_id = str(cube.attrs.get("cube_id", "?"))
+    hier = [found[str(d)] for d in count.dims]
+    fixed = _held(counts, hier, step, cube_id)
+    solution = solve_table(counts, hier, step, fixed)
+    published = _accepted(solution, step, cube_id)
     out = publish(cube, published)  # additive: controlled_round checks every equation of the program
-    report = {"base": step.base, "steps": step.steps, "stop": step.stop, **solution.report()}
+    held = 0 if fixed is None else int(np.count_nonzero(fixed >= 0))
+    report = {"base": step.base, "steps": step.steps, "stop": step.stop, **solution.report(), "held_cells": held}
     return out.assign_attrs({REPORT_ATTR: json.dumps(report)})
 
 
-def solve_table(counts: np.ndarray, hier: list[DimHierarchy], step: ControlledRoundingStep) -> Solution:
+def _held(
+    counts: np.ndarray, hier: list[DimHierarchy], step: ControlledRoundingStep, cube_id: str
+) -> np.ndarray | None:
+    """The cells held at the rounded margin tables of ``hold`` (None without ``hold``), or the error saying which failed."""
+    if not step.hold:
+        return None
+    fixed, solves = held_cells(counts, hier, step.hold, step.base, step.steps, step.time_limit_s)
+    for margin, solution in solves:
+        if solution.status != "optimal":
+            raise CubeguardError(
+                f"cube {cube_id!r}: the margin table over {' x '.join(margin)} named in 'hold' of step {step.name!r} "
+                f"got no proven optimal rounding within {step.steps} step(s) and {step.time_limit_s:g} s "
+                f"({solution.status}), so other cubes could publish it differently; raise 'steps' or "
+                "'time_limit_s', or hold fewer breakdowns"
+            )
+    return fixed
+
+
+def solve_table(
+    counts: np.ndarray, hier: list[DimHierarchy], step: ControlledRoundingStep, fixed: np.ndarray | None = None
+) -> Solution:
     """The step's rounding of one table: whole or block by block by its size, RAPID when asked and nothing was found."""
     if counts.size > step.partition_above_cells:
         solution = partitioned_round(
-            counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells
+            counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells, fixed
         )
     else:
-        solution = controlled_round(counts, hier, step.base, step.steps, step.stop, step.time_limit_s)
+        solution = controlled_round(counts, hier, step.base, step.steps, step.stop, step.time_limit_s, fixed)
     if solution.published is not None or step.fallback == "none":
         return solution
     published = rapid(counts, hier, step.base)
@@ -114,13 +139,20 @@ def public(step: ControlledRoundingStep) -> dict[str, object]:
         "partition_above_cells": step.partition_above_cells,
         "block_cells": step.block_cells,
         "fallback": step.fallback,
+        "hold": step.hold,
     }
 
 
 def check(step: ControlledRoundingStep, ctx: CheckContext) -> list[Problem]:
-    """No later step protects a cube this step rounds (it would no longer be additive multiples of the base).
+    """The held breakdowns exist, and no later step protects a cube this step rounds (it would no longer be additive multiples of the base).
 
     Earlier steps may perturb the cube (e.g. the cell key method): rounding their output keeps the
     published cube additive and every count a multiple of the base.
     """
-    return last_step_problems(ctx, f"all be multiples of {step.base} and add up")
+    found: list[Problem] = [
+        (("hold", k, j), f"unknown breakdown {bid!r}; name a breakdown id of the release's variables")
+        for k, group in enumerate(step.hold)
+        for j, bid in enumerate(group)
+        if ctx.breakdowns and bid not in ctx.breakdowns
+    ]
+    return found + last_step_problems(ctx, f"all be multiples of {step.base} and add up")

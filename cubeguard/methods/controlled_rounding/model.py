@@ -73,6 +73,12 @@ class ControlledRoundingStep(CubeStep):
         description="Most free cells of one block of a partitioned cube; a larger block is split along another "
         "variable. Larger blocks deviate less but take far longer.",
     )
+    hold: list[list[str]] = Field(
+        default_factory=list,
+        description="Groups of breakdown ids (e.g. [[GEO.2, SEX]]) whose margin tables every cube rounds first, the "
+        "same way in every cube, and then holds: a cell shared by several cubes (the other variables at their "
+        "totals) is published with the same value in all of them. Needs the same codes for a breakdown in every cube.",
+    )
     fallback: Fallback = Field(
         default="none",
         description="What a cube gets when no rounding is found within steps and time_limit_s: 'none' (the release "
