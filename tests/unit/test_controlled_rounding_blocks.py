@@ -23,7 +23,8 @@ from cubeguard.methods.controlled_rounding import (
     partition,
     round_cube,
 )
-from cubeguard.methods.controlled_rounding.kernel import additivity_rows
+from cubeguard.methods.controlled_rounding.kernel import Solution, additivity_rows
+from cubeguard.methods.controlled_rounding.method import _accepted
 from cubeguard.methods.controlled_rounding.partition import partitioned_round, rapid
 from tests.strategies import build_cube, cubes, flat_tree, two_level_tree
 
@@ -148,14 +149,29 @@ def test_a_cube_above_the_partition_size_is_rounded_block_by_block() -> None:
 
 
 def test_a_block_without_a_rounding_says_what_to_raise() -> None:
-    cube = _census(2, 3, seed=0).assign_attrs(cube_id="c4")
+    failed = Solution(None, "infeasible", None, None, None, 30_000, 10, 20, 0.0, 0.1, None, 4, whole=False)
     with pytest.raises(CubeguardError) as info:
-        round_cube(cube, _step(base=3, partition_above_cells=100, block_cells=100))
+        _accepted(failed, _step(base=3), "c4")
     assert str(info.value) == (
         "a block of cube 'c4' (rounded block by block, above partition_above_cells) has no controlled rounding to "
         "base 3 within 1 step(s) given the totals already held; raise 'steps' (e.g. to 2) or 'block_cells' of step "
         "'controlled_rounding', or set 'fallback' to 'rapid'"
     )
+
+
+def test_when_blocks_fail_the_whole_table_is_solved_in_the_time_left() -> None:
+    # Three flat variables: the whole table has a zero-restricted rounding, the blocks (faces held) do not.
+    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(7)]) for k in range(3)}
+    rng = np.random.default_rng(7)
+    cube = build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (7, 7, 7)))).assign_attrs(cube_id="flat")
+    counts, hier = _table(cube)
+    assert partitioned_round(counts, hier, 3, 1, "optimal", 60.0, 50).status == "infeasible"
+    rounded = round_cube(cube, _step(base=3, partition_above_cells=100, block_cells=50))
+    report = _report(rounded)
+    assert report["status"] == "optimal" and report["blocks"] == 1 and report["steps_used"] == 1
+    cube3 = _census(2, 3, seed=0).assign_attrs(cube_id="c4")  # blocks fail, and the whole is proven to fail
+    with pytest.raises(CubeguardError, match=re.escape("cube 'c4' has no controlled rounding to base 3 with every")):
+        round_cube(cube3, _step(base=3, partition_above_cells=100, block_cells=100))
 
 
 @pytest.mark.parametrize("module", [partition, hold])
@@ -210,3 +226,14 @@ def test_a_held_margin_table_without_a_rounding_names_the_table() -> None:
         "optimal rounding within 1 step(s) and 60 s (infeasible), so other cubes could publish it differently; "
         "raise 'steps' or 'time_limit_s', or hold fewer breakdowns"
     )
+
+
+def test_many_children_are_rounded_through_unpublished_groups_and_stay_additive() -> None:
+    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(9)]) for k in range(3)}
+    rng = np.random.default_rng(11)
+    cube = build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (9, 9, 9))))
+    counts, hier = _table(cube)
+    solution = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 150)  # 729 free cells in the last block
+    assert solution.status == "partitioned" and solution.blocks > 10 and solution.published is not None
+    _assert_additive_multiples(counts, hier, solution.published, 3)
+    assert np.all(np.abs(solution.published - counts) < 2 * 3)

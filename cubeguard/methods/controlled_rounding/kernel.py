@@ -86,6 +86,7 @@ class Solution:
         steps_used: the fewest steps that admitted a rounding (1: zero-restricted; ``None``
             without a solution): every published cell is less than that many bases from its count.
         blocks: the tables solved one after another (1 unless the table was partitioned).
+        whole: whether the table was solved as one program (so ``infeasible`` is proven for it).
     """
 
     published: IntArray | None
@@ -100,6 +101,7 @@ class Solution:
     solve_seconds: float
     steps_used: int | None = None
     blocks: int = 1
+    whole: bool = True
 
     def report(self) -> dict[str, object]:
         """The public facts of the solve (no count of the table), JSON-ready."""

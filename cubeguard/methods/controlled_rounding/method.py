@@ -71,13 +71,22 @@ def _held(
 def solve_table(
     counts: np.ndarray, hier: list[DimHierarchy], step: ControlledRoundingStep, fixed: np.ndarray | None = None
 ) -> Solution:
-    """The step's rounding of one table: whole or block by block by its size, RAPID when asked and nothing was found."""
+    """The step's rounding of one table: block by block above ``partition_above_cells``, else as a whole.
+
+    When a block has no rounding, the whole table gets the time left; RAPID when asked and nothing
+    was found.
+    """
+    solution = None
     if counts.size > step.partition_above_cells:
         solution = partitioned_round(
             counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells, fixed
         )
-    else:
-        solution = controlled_round(counts, hier, step.base, step.steps, step.stop, step.time_limit_s, fixed)
+    if solution is None or solution.published is None:  # small, or a block failed: the whole table, time left
+        spent = 0.0 if solution is None else solution.build_seconds + solution.solve_seconds
+        left = max(step.time_limit_s - spent, 0.0)
+        whole = controlled_round(counts, hier, step.base, step.steps, step.stop, left, fixed)
+        if solution is None or whole.published is not None or whole.status == "infeasible":
+            solution = whole
     if solution.published is not None or step.fallback == "none":
         return solution
     published = rapid(counts, hier, step.base)
@@ -94,7 +103,7 @@ def solve_table(
 
 def _accepted(solution: Solution, step: ControlledRoundingStep, cube_id: str) -> np.ndarray:
     """The published table, or the user error that says why there is none to publish."""
-    if solution.status == "infeasible" and solution.cells > step.partition_above_cells:
+    if solution.status == "infeasible" and not solution.whole:
         raise CubeguardError(
             f"a block of cube {cube_id!r} (rounded block by block, above partition_above_cells) has no controlled "
             f"rounding to base {step.base} within {step.steps} step(s) given the totals already held; raise 'steps' "

@@ -23,6 +23,7 @@ may end up several bases from its count.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import threading
 import time
@@ -97,6 +98,7 @@ def partitioned_round(
         tally.solve_seconds,
         tally.steps_used,
         tally.blocks,
+        whole=False,
     )
 
 
@@ -122,8 +124,15 @@ def _round_blocks(
     """
     block_cells = settings[3]
     splittable = [d for d, h in enumerate(hier) if d not in done and len(h.codes) > 1]
-    if np.count_nonzero(fixed < 0) <= block_cells or not splittable:
+    if np.count_nonzero(fixed < 0) <= block_cells:
         return _solve_block(counts, hier, fixed, settings, tally)
+    if not splittable:
+        fans = [
+            d for d, h in enumerate(hier) if len(h.codes) > MIN_FAN
+        ]  # every dimension here: a code and its children
+        if not fans:
+            return _solve_block(counts, hier, fixed, settings, tally)
+        return _round_in_groups(counts, hier, fixed, max(fans, key=lambda d: len(hier[d].codes)), settings, tally)
     axis = max(splittable, key=lambda d: len(hier[d].codes))
     out = fixed.copy()
     for _, group in itertools.groupby(_blocks_along(hier[axis]), key=lambda block: block[3]):
@@ -150,6 +159,67 @@ def _round_blocks(
             index[axis] = positions
             out[tuple(index)] = sub
     return out
+
+
+#: A block whose every variable is one code and its children is split further along a variable
+#: with more children than this, in groups (see :func:`_round_in_groups`).
+MIN_FAN = 4
+
+
+def _round_in_groups(
+    counts: IntArray, hier: Sequence[DimHierarchy], fixed: IntArray, axis: int, settings: Settings, tally: _Tally
+) -> IntArray | None:
+    """A block with one code and its many children along ``axis``, through groups of children that are never published.
+
+    The children are cut into about the square root of their number of groups; the block of the
+    code and the groups' sums is rounded first (the code held), then each group with its
+    children, the group's rounded sum held. The groups' rounded sums are dropped: every published
+    total is still the sum of the published cells below it, since each group's children add up
+    to its held sum and the sums to the code.
+    """
+    h = hier[axis]
+    children = np.flatnonzero(h.parent >= 0)
+    groups = np.array_split(children, math.isqrt(children.size - 1) + 1)
+    top = h.root
+
+    def flat(n: int) -> DimHierarchy:
+        return DimHierarchy(h.dim, tuple(f"{h.codes[top]}~{k}" for k in range(n + 1)),
+                            np.array([-1] + [0] * n), np.array([0] + [1] * n))  # fmt: skip
+
+    sums = [np.take(counts, g, axis=axis).sum(axis=axis, keepdims=True) for g in groups]
+    held = [_held_sum(np.take(fixed, g, axis=axis), axis) for g in groups]  # faces held across the children
+    head = _round_blocks(
+        np.concatenate([np.take(counts, [top], axis=axis), *sums], axis=axis),
+        [flat(len(groups)) if d == axis else x for d, x in enumerate(hier)],
+        np.concatenate([np.take(fixed, [top], axis=axis), *held], axis=axis),
+        frozenset(range(len(hier))),
+        settings,
+        tally,
+    )
+    if head is None:
+        return None
+    out = fixed.copy()
+    for k, g in enumerate(groups):
+        part = _round_blocks(
+            np.concatenate([sums[k], np.take(counts, g, axis=axis)], axis=axis),
+            [flat(g.size) if d == axis else x for d, x in enumerate(hier)],
+            np.concatenate([np.take(head, [k + 1], axis=axis), np.take(fixed, g, axis=axis)], axis=axis),
+            frozenset(range(len(hier))),
+            settings,
+            tally,
+        )
+        if part is None:
+            return None
+        index: list[slice | IntArray] = [slice(None)] * counts.ndim
+        index[axis] = g
+        out[tuple(index)] = np.take(part, np.arange(1, g.size + 1), axis=axis)
+    return out
+
+
+def _held_sum(fixed: IntArray, axis: int) -> IntArray:
+    """Along ``axis``, the sum of held cells where every one is held (a face of another variable), else -1."""
+    every = np.all(fixed >= 0, axis=axis, keepdims=True)
+    return np.where(every, fixed.sum(axis=axis, keepdims=True), -1)
 
 
 def _blocks_along(h: DimHierarchy) -> Iterator[tuple[IntArray, DimHierarchy, bool, int]]:
