@@ -237,3 +237,24 @@ def test_many_children_are_rounded_through_unpublished_groups_and_stay_additive(
     assert solution.status == "partitioned" and solution.blocks > 10 and solution.published is not None
     _assert_additive_multiples(counts, hier, solution.published, 3)
     assert np.all(np.abs(solution.published - counts) < 2 * 3)
+
+
+def test_a_failed_partition_says_so_in_its_solution() -> None:
+    counts, hier = _table(_census(2, 3, seed=0))
+    failed = partitioned_round(counts, hier, 3, 1, "optimal", 60.0, 100)
+    assert failed.published is None and failed.status == "infeasible" and not failed.whole
+    assert failed.cells == counts.size and failed.blocks >= 1
+
+
+def test_first_feasible_stops_at_the_first_rounding_found() -> None:
+    # HiGHS stops this one at its solution limit before proving optimality (a status of its own).
+    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(8)]) for k in range(3)}
+    rng = np.random.default_rng(0)
+    cube = build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (8, 8, 8))))
+    counts, hier = _table(cube)
+    first = controlled_round(counts, hier, 3, stop="first_feasible")
+    best = controlled_round(counts, hier, 3)
+    assert first.status == "first_feasible" and best.status == "optimal"
+    assert first.published is not None and first.objective is not None and best.objective is not None
+    _assert_additive_multiples(counts, hier, first.published, 3)
+    assert first.objective > best.objective  # it did stop early

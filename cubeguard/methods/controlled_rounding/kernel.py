@@ -81,8 +81,8 @@ class Solution:
         cells: cells of the table, totals included.
         constraints: additivity equations (one per total or subtotal cell).
         variables: integer variables of the program.
-        build_seconds: time to build the program(s).
-        solve_seconds: time HiGHS took.
+        build_seconds: time to build the program(s); with blocks, the wall time less ``solve_seconds``.
+        solve_seconds: time HiGHS took (with blocks on two threads, summed over the threads).
         steps_used: the fewest steps that admitted a rounding (1: zero-restricted; ``None``
             without a solution): every published cell is less than that many bases from its count.
         blocks: the tables solved one after another (1 unless the table was partitioned).
@@ -203,7 +203,8 @@ def solve(program: Program, stop: str, time_limit_s: float) -> tuple[IntArray | 
     bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
     if model_status == highspy.HighsModelStatus.kInfeasible:
         return None, "infeasible", bound
-    if model_status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
+    stopped = (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kSolutionLimit)
+    if model_status != highspy.HighsModelStatus.kOptimal and model_status not in stopped:
         raise InternalError(
             f"HiGHS stopped with {highs.modelStatusToString(model_status)!r} on a controlled rounding; "
             "this is a bug in cubeguard"

@@ -41,8 +41,8 @@ class ControlledRoundingStep(CubeStep):
         strict=True,
         description="Public: the most steps allowed; every published count is a multiple of the base less than k bases "
         "from its count, for the least k up to steps that admits an additive table (reported as steps_used). "
-        "1 is zero-restricted rounding (the two adjacent multiples); tables of three or more hierarchical "
-        "variables seldom have one, so raise it to 2 for them (the Handbook's K steps, 5.5.1, is steps K + 1).",
+        "1 is zero-restricted rounding (the two adjacent multiples); a table with a hierarchy on three or more "
+        "variables may have none, then raise it to 2 (the Handbook's K steps, 5.5.1, is steps K + 1).",
     )
     stop: StopRule = Field(
         default="optimal",

@@ -80,7 +80,12 @@ def partitioned_round(
     if published is None:
         assert tally.failed is not None
         return replace(
-            tally.failed, cells=counts.size, blocks=tally.blocks, build_seconds=seconds - tally.solve_seconds
+            tally.failed,
+            cells=counts.size,
+            blocks=tally.blocks,
+            build_seconds=seconds - tally.solve_seconds,
+            solve_seconds=tally.solve_seconds,
+            whole=False,
         )
     objective = int(np.abs(published - counts).sum())
     residual = counts % base
