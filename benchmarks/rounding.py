@@ -22,7 +22,7 @@ interior cells below it); zero-restricted (every cell a non-negative multiple of
 one base of its count, so multiples stay). It also checks that each peer's own original table
 equals ours. Results: ``benchmarks/results/rounding.{json,md}``.
 
-Usage: ``python benchmarks/rounding.py [--time-limit 120] [--only flat2d_100 ...]``.
+Usage: ``python benchmarks/rounding.py [--time-limit 120] [--only flat2d_100 ...] [--results rounding]``.
 """
 
 from __future__ import annotations
@@ -639,6 +639,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--only", nargs="*", default=list(TABLES))
+    parser.add_argument("--results", default="rounding", help="name of the results files (default: rounding)")
     parser.add_argument("--child", nargs=3, metavar=("METHOD", "TABLE", "OUT"))
     args = parser.parse_args()
     if args.child:
@@ -650,7 +651,7 @@ def main() -> None:
     versions = {p: version(p) for p in ("pytauargus", "CtrlRound", "scipy", "numpy")}  # scipy bundles HiGHS
     payload = {"machine": machine(), "time_limit_s": args.time_limit, "versions": versions, "rows": rows}
     payload |= {"notes": NOTES, "total_seconds": round(time.perf_counter() - started, 1)}
-    print(write_results("rounding", payload, markdown))
+    print(write_results(args.results, payload, markdown))
 
 
 if __name__ == "__main__":

@@ -81,7 +81,8 @@ def solve_table(
         solution = partitioned_round(
             counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells, fixed
         )
-    if solution is None or solution.published is None:  # small, or a block failed: the whole table, time left
+    blocked = solution is not None and solution.status == "infeasible"  # a block has no rounding, time is left
+    if solution is None or blocked:  # small, or the whole table in the time left
         spent = 0.0 if solution is None else solution.build_seconds + solution.solve_seconds
         left = max(step.time_limit_s - spent, 0.0)
         whole = controlled_round(counts, hier, step.base, step.steps, step.stop, left, fixed)
