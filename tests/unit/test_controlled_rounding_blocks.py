@@ -41,6 +41,13 @@ def _census(groups: int, per_group: int, seed: int, dims: int = 3) -> xr.Dataset
     return build_cube(trees, counts).assign_attrs(cube_id="census")
 
 
+def _flat3(n: int, seed: int) -> xr.Dataset:
+    """Census-like counts on three flat variables of ``n`` categories each."""
+    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(n)]) for k in range(3)}
+    rng = np.random.default_rng(seed)
+    return build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (n, n, n))))
+
+
 def _table(cube: xr.Dataset) -> tuple[np.ndarray, list[DimHierarchy]]:
     found = hierarchies(cube)
     return cube["count"].values.astype(np.int64), [found[str(d)] for d in cube["count"].dims]
@@ -161,9 +168,7 @@ def test_a_block_without_a_rounding_says_what_to_raise() -> None:
 
 def test_when_blocks_fail_the_whole_table_is_solved_in_the_time_left() -> None:
     # Three flat variables: the whole table has a zero-restricted rounding, the blocks (faces held) do not.
-    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(7)]) for k in range(3)}
-    rng = np.random.default_rng(7)
-    cube = build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (7, 7, 7)))).assign_attrs(cube_id="flat")
+    cube = _flat3(7, seed=7).assign_attrs(cube_id="flat")
     counts, hier = _table(cube)
     assert partitioned_round(counts, hier, 3, 1, "optimal", 60.0, 50).status == "infeasible"
     rounded = round_cube(cube, _step(base=3, partition_above_cells=100, block_cells=50))
@@ -229,9 +234,7 @@ def test_a_held_margin_table_without_a_rounding_names_the_table() -> None:
 
 
 def test_many_children_are_rounded_through_unpublished_groups_and_stay_additive() -> None:
-    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(9)]) for k in range(3)}
-    rng = np.random.default_rng(11)
-    cube = build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (9, 9, 9))))
+    cube = _flat3(9, seed=11)
     counts, hier = _table(cube)
     solution = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 150)  # 729 free cells in the last block
     assert solution.status == "partitioned" and solution.blocks > 10 and solution.published is not None
@@ -248,9 +251,7 @@ def test_a_failed_partition_says_so_in_its_solution() -> None:
 
 def test_first_feasible_stops_at_the_first_rounding_found() -> None:
     # HiGHS stops this one at its solution limit before proving optimality (a status of its own).
-    trees = {f"V{k}": flat_tree(f"v{k}T", *[f"v{k}{j}" for j in range(8)]) for k in range(3)}
-    rng = np.random.default_rng(0)
-    cube = build_cube(trees, rng.poisson(rng.gamma(0.5, 6.0, (8, 8, 8))))
+    cube = _flat3(8, seed=0)
     counts, hier = _table(cube)
     first = controlled_round(counts, hier, 3, stop="first_feasible")
     best = controlled_round(counts, hier, 3)
