@@ -20,6 +20,7 @@ from cubeguard.methods.controlled_rounding import (
     ControlledRoundingStep,
     controlled_round,
     hold,
+    method,
     partition,
     round_cube,
 )
@@ -177,6 +178,28 @@ def test_when_blocks_fail_the_whole_table_is_solved_in_the_time_left() -> None:
     cube3 = _census(2, 3, seed=0).assign_attrs(cube_id="c4")  # blocks fail, and the whole is proven to fail
     with pytest.raises(CubeguardError, match=re.escape("cube 'c4' has no controlled rounding to base 3 with every")):
         round_cube(cube3, _step(base=3, partition_above_cells=100, block_cells=100))
+
+
+def test_a_part_whose_block_has_no_rounding_is_solved_again_as_one_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Blocks of at most 40 free cells hold a face along every variable; one of them has no rounding
+    # within two steps, the part around it (fewer faces held) has one.
+    counts, hier = _table(_census(2, 3, seed=0))
+    monkeypatch.setattr(partition, "MERGE_FACTOR", 0)
+    assert partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 40).status == "infeasible"
+    monkeypatch.undo()
+    merged = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 40)
+    assert merged.status == "partitioned" and merged.merged >= 1 and merged.published is not None
+    _assert_additive_multiples(counts, hier, merged.published, 3)
+    assert np.all(np.abs(merged.published - counts) < 2 * 3)
+
+
+def test_a_table_above_the_whole_table_size_is_not_solved_whole_when_its_blocks_fail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cube = _flat3(7, seed=7).assign_attrs(cube_id="flat")  # solved whole below the limit (test above)
+    monkeypatch.setattr(method, "WHOLE_TABLE_MAX_CELLS", 100)
+    with pytest.raises(CubeguardError, match=re.escape("a block of cube 'flat' (rounded block by block")):
+        round_cube(cube, _step(base=3, partition_above_cells=100, block_cells=50))
 
 
 @pytest.mark.parametrize("module", [partition, hold])

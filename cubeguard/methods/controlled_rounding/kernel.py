@@ -86,6 +86,7 @@ class Solution:
         steps_used: the fewest steps that admitted a rounding (1: zero-restricted; ``None``
             without a solution): every published cell is less than that many bases from its count.
         blocks: the tables solved one after another (1 unless the table was partitioned).
+        merged: parts solved again as one program because a block of theirs had no rounding.
         whole: whether the table was solved as one program (so ``infeasible`` is proven for it).
     """
 
@@ -102,6 +103,7 @@ class Solution:
     steps_used: int | None = None
     blocks: int = 1
     whole: bool = True
+    merged: int = 0
 
     def report(self) -> dict[str, object]:
         """The public facts of the solve (no count of the table), JSON-ready."""
@@ -117,6 +119,7 @@ class Solution:
             "solver_seconds": round(self.solve_seconds, 3),
             "steps_used": self.steps_used,
             "blocks": self.blocks,
+            "merged_blocks": self.merged,
         }
 
 

@@ -17,6 +17,12 @@ from cubeguard.methods.controlled_rounding.kernel import Solution, controlled_ro
 from cubeguard.methods.controlled_rounding.model import ControlledRoundingStep
 from cubeguard.methods.controlled_rounding.partition import partitioned_round, rapid
 
+#: The largest table solved as one program after its blocks failed: the Handbook's "up to 150K
+#: cells on an average computer" (5.5.1). HiGHS does not always stop at its time limit on larger
+#: programs (seen: a 16,000-variable block ran 300 s past a 20 s limit), and a program of millions
+#: of cells takes gigabytes to build.
+WHOLE_TABLE_MAX_CELLS = 150_000
+
 #: The cube attribute holding the step's report (JSON): public facts about the solve, no counts.
 REPORT_ATTR = "controlled_rounding"
 
@@ -73,15 +79,17 @@ def solve_table(
 ) -> Solution:
     """The step's rounding of one table: block by block above ``partition_above_cells``, else as a whole.
 
-    When a block has no rounding, the whole table gets the time left; RAPID when asked and nothing
-    was found.
+    When a block has no rounding, a table of at most ``WHOLE_TABLE_MAX_CELLS`` cells is solved
+    whole in the time left; RAPID when asked and nothing was found.
     """
     solution = None
     if counts.size > step.partition_above_cells:
         solution = partitioned_round(
             counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells, fixed
         )
-    blocked = solution is not None and solution.status == "infeasible"  # a block has no rounding, time is left
+    blocked = (  # a block has no rounding, time is left, and the whole table may be one program
+        solution is not None and solution.status == "infeasible" and counts.size <= WHOLE_TABLE_MAX_CELLS
+    )
     if solution is None or blocked:  # small, or the whole table in the time left
         spent = 0.0 if solution is None else solution.build_seconds + solution.solve_seconds
         left = max(step.time_limit_s - spent, 0.0)

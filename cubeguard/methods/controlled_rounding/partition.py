@@ -10,10 +10,14 @@ slab), so the blocks together are additive. A block that is still larger than ``
 is split again along another dimension. Each block takes the fewest steps it needs up to the
 limit, so the table is zero-restricted where its blocks allow it.
 
-Holding a slab fixed can leave a block without a zero-restricted rounding although the table as
-a whole has one, and each block is optimal only given the slabs held: the solution is additive
-and within its steps, not proven optimal. Its lower bound is the least deviation of any rounding
-to the base, each cell to its nearest multiple.
+Holding a slab fixed can leave a block without a rounding although the table as a whole has
+one: a block whose every variable is split holds a face along each, and a table with all its
+faces fixed may have no non-negative solution at all (its linear relaxation is infeasible, for
+any number of steps). Such a block is solved again together with its siblings, as the one program
+of the part around it (fewer faces held), when that part is small enough; see :func:`_merged`.
+Each block is optimal only given the slabs held: the solution is additive and within its steps,
+not proven optimal. Its lower bound is the least deviation of any rounding to the base, each cell
+to its nearest multiple.
 
 The RAPID solution (5.5.1.1) rounds the interior cells to their nearest multiple of the base and
 publishes every total as the sum of the published interior cells: additive at once, but a total
@@ -48,6 +52,7 @@ class _Tally:
     constraints: int = 0
     variables: int = 0
     timed_out: bool = False
+    merged: int = 0
     failed: Solution | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -86,6 +91,7 @@ def partitioned_round(
             build_seconds=seconds - tally.solve_seconds,
             solve_seconds=tally.solve_seconds,
             whole=False,
+            merged=tally.merged,
         )
     objective = int(np.abs(published - counts).sum())
     residual = counts % base
@@ -104,6 +110,7 @@ def partitioned_round(
         tally.steps_used,
         tally.blocks,
         whole=False,
+        merged=tally.merged,
     )
 
 
@@ -159,11 +166,34 @@ def _round_blocks(
             solved = [_round_blocks(*call) for call in calls]
         for (positions, *_), sub in zip(blocks, solved, strict=True):
             if sub is None:
-                return None
+                return _merged(counts, hier, fixed, settings, tally)
             index: list[slice | IntArray] = [slice(None)] * counts.ndim
             index[axis] = positions
             out[tuple(index)] = sub
     return out
+
+
+#: A part whose blocks failed is solved again as one program when it has at most this many times
+#: ``block_cells`` free cells; a larger one fails, and so does the part around it.
+MERGE_FACTOR = 8
+
+
+def _merged(
+    counts: IntArray, hier: Sequence[DimHierarchy], fixed: IntArray, settings: Settings, tally: _Tally
+) -> IntArray | None:
+    """A part with a block that has no rounding, solved again as one program when it is small enough (else None).
+
+    Holding the faces of a block (its totals, decided in earlier blocks) can leave it without a
+    rounding within the steps: in a block of four variables with every face held, the interior is
+    a four-way table with fixed three-way margins, which often has no integer solution at all.
+    The part around it holds fewer faces; it is one program again when it has at most
+    ``MERGE_FACTOR * block_cells`` free cells.
+    """
+    if np.count_nonzero(fixed < 0) > MERGE_FACTOR * settings[3]:
+        return None
+    with tally.lock:
+        tally.merged += 1
+    return _solve_block(counts, hier, fixed, settings, tally)
 
 
 #: A block whose every variable is one code and its children is split further along a variable
@@ -202,7 +232,7 @@ def _round_in_groups(
         tally,
     )
     if head is None:
-        return None
+        return _merged(counts, hier, fixed, settings, tally)
     out = fixed.copy()
     for k, g in enumerate(groups):
         part = _round_blocks(
@@ -214,7 +244,7 @@ def _round_in_groups(
             tally,
         )
         if part is None:
-            return None
+            return _merged(counts, hier, fixed, settings, tally)
         index: list[slice | IntArray] = [slice(None)] * counts.ndim
         index[axis] = g
         out[tuple(index)] = np.take(part, np.arange(1, g.size + 1), axis=axis)
