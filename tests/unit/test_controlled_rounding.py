@@ -288,6 +288,9 @@ def test_rounding_after_the_cell_key_method_keeps_noise_the_change_from_the_orig
          r"steps\[0\]\.partition_above_cells \(c\.yaml line \d+\): input should be greater than or equal to 0"),
         ("  - {method: controlled_rounding, hold: [[SEX, GEO.9]]}\n",
          r"steps\[0\]\.hold\[0\]\[1\] \(c\.yaml line \d+\): unknown breakdown 'GEO\.9'; name a breakdown id"),
+        ("  - {method: controlled_rounding, hold: [[SEX]], fallback: rapid}\n",
+         r"steps\[0\]\.fallback \(c\.yaml line \d+\): RAPID publishes each total as the sum of its rounded interior, "
+         r"so it cannot keep the margin cells of 'hold' at the value other cubes publish; set 'fallback' to 'none'"),
         ("  - {method: controlled_rounding, fallback: nearest}\n",
          r"steps\[0\]\.fallback \(c\.yaml line \d+\): input should be 'none' or 'rapid'"),
         ("  - {method: controlled_rounding, base: 5}\n" + CELL_KEY,

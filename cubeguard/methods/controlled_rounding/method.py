@@ -162,7 +162,7 @@ def public(step: ControlledRoundingStep) -> dict[str, object]:
 
 
 def check(step: ControlledRoundingStep, ctx: CheckContext) -> list[Problem]:
-    """The held breakdowns exist, and no later step protects a cube this step rounds (it would no longer be additive multiples of the base).
+    """The held breakdowns exist, RAPID is not asked to keep them, and no later step protects a cube this step rounds (it would no longer be additive multiples of the base).
 
     Earlier steps may perturb the cube (e.g. the cell key method): rounding their output keeps the
     published cube additive and every count a multiple of the base.
@@ -173,4 +173,12 @@ def check(step: ControlledRoundingStep, ctx: CheckContext) -> list[Problem]:
         for j, bid in enumerate(group)
         if ctx.breakdowns and bid not in ctx.breakdowns
     ]
+    if step.hold and step.fallback == "rapid":
+        found.append(
+            (
+                ("fallback",),
+                "RAPID publishes each total as the sum of its rounded interior, so it cannot keep the margin cells "
+                "of 'hold' at the value other cubes publish; set 'fallback' to 'none', or drop 'hold'",
+            )
+        )
     return found + last_step_problems(ctx, f"all be multiples of {step.base} and add up")
