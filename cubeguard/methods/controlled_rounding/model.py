@@ -83,5 +83,5 @@ class ControlledRoundingStep(CubeStep):
         default="none",
         description="What a cube gets when no rounding is found within steps and time_limit_s: 'none' (the release "
         "stops and says what to raise) or 'rapid' (Handbook on SDC v2, 5.5.1.1: interior cells to the nearest "
-        "multiple, every total their sum; additive, but a total may move several bases).",
+        "multiple, every total their sum; additive, but a total may move several bases; not with hold).",
     )
