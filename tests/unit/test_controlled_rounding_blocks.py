@@ -193,6 +193,21 @@ def test_a_part_whose_block_has_no_rounding_is_solved_again_as_one_program(monke
     assert np.all(np.abs(merged.published - counts) < 2 * 3)
 
 
+def test_a_merged_part_stops_at_its_first_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts, hier = _table(_census(2, 3, seed=0))
+    stops: list[str] = []
+    solve_block = partition._solve_block
+
+    def spy(*args: object) -> object:
+        stops.append(args[3][2])  # type: ignore[index]
+        return solve_block(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(partition, "_solve_block", spy)
+    merged = partitioned_round(counts, hier, 3, 2, "optimal", 60.0, 40)
+    assert merged.merged >= 1 and stops.count("first_feasible") == merged.merged
+    assert stops.count("optimal") == merged.blocks - merged.merged
+
+
 def test_a_table_above_the_whole_table_size_is_not_solved_whole_when_its_blocks_fail(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
