@@ -167,6 +167,13 @@ def test_a_block_without_a_rounding_says_what_to_raise() -> None:
     )
 
 
+def test_with_hold_the_error_does_not_offer_rapid() -> None:
+    failed = Solution(None, "infeasible", None, None, None, 30_000, 10, 20, 0.0, 0.1, None, 4, whole=False)
+    with pytest.raises(CubeguardError) as info:
+        _accepted(failed, _step(base=3, hold=[["GEO"]]), "c4")
+    assert str(info.value).endswith("raise 'steps' (e.g. to 2) or 'block_cells' of step 'controlled_rounding'")
+
+
 def test_when_blocks_fail_the_whole_table_is_solved_in_the_time_left() -> None:
     # Three flat variables: the whole table has a zero-restricted rounding, the blocks (faces held) do not.
     cube = _flat3(7, seed=7).assign_attrs(cube_id="flat")

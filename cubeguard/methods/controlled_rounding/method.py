@@ -112,11 +112,12 @@ def solve_table(
 
 def _accepted(solution: Solution, step: ControlledRoundingStep, cube_id: str) -> np.ndarray:
     """The published table, or the user error that says why there is none to publish."""
+    rapid_too = "" if step.hold else ", or set 'fallback' to 'rapid'"  # RAPID cannot keep held cells
     if solution.status == "infeasible" and not solution.whole:
         raise CubeguardError(
             f"a block of cube {cube_id!r} (rounded block by block, above partition_above_cells) has no controlled "
             f"rounding to base {step.base} within {step.steps} step(s) given the totals already held; raise 'steps' "
-            f"(e.g. to {step.steps + 1}) or 'block_cells' of step {step.name!r}, or set 'fallback' to 'rapid'"
+            f"(e.g. to {step.steps + 1}) or 'block_cells' of step {step.name!r}{rapid_too}"
         )
     if solution.status == "infeasible":
         raise CubeguardError(
@@ -126,8 +127,7 @@ def _accepted(solution: Solution, step: ControlledRoundingStep, cube_id: str) ->
     if solution.published is None:
         raise CubeguardError(
             f"the solver found no controlled rounding of cube {cube_id!r} within {step.time_limit_s:g} s; "
-            f"raise 'time_limit_s' of step {step.name!r}, or raise 'steps' to make one easier to find, "
-            "or set 'fallback' to 'rapid'"
+            f"raise 'time_limit_s' of step {step.name!r}, or raise 'steps' to make one easier to find{rapid_too}"
         )
     if step.stop == "optimal" and solution.status not in ("optimal", "partitioned", "rapid"):
         raise CubeguardError(
