@@ -138,10 +138,8 @@ def _round_blocks(
     splittable = [d for d, h in enumerate(hier) if d not in done and len(h.codes) > 1]
     if np.count_nonzero(fixed < 0) <= block_cells:
         return _solve_block(counts, hier, fixed, settings, tally)
-    if not splittable:
-        fans = [
-            d for d, h in enumerate(hier) if len(h.codes) > MIN_FAN
-        ]  # every dimension here: a code and its children
+    if not splittable:  # every dimension here is one code and its children
+        fans = [d for d, h in enumerate(hier) if len(h.codes) > MIN_FAN]
         if not fans:
             return _solve_block(counts, hier, fixed, settings, tally)
         return _round_in_groups(counts, hier, fixed, max(fans, key=lambda d: len(hier[d].codes)), settings, tally)
@@ -191,11 +189,11 @@ def _merged(
     program optimal can take minutes (seen: 51 s for 6,552 free cells of a flat 3-D table), and
     the blocks around it are not optimal for the table either.
     """
-    if np.count_nonzero(fixed < 0) > MERGE_FACTOR * settings[3]:
+    base, steps, _, block_cells = settings
+    if np.count_nonzero(fixed < 0) > MERGE_FACTOR * block_cells:
         return None
     with tally.lock:
         tally.merged += 1
-    base, steps, _, block_cells = settings
     return _solve_block(counts, hier, fixed, (base, steps, "first_feasible", block_cells), tally)
 
 
