@@ -21,8 +21,6 @@ Usage: ``python benchmarks/rounding_hold.py [--persons 200000] [--max-cells 6000
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import math
 import sys
 import tempfile
 import time
@@ -37,14 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._measure import machine, stage, write_results
 from cubeguard.ckm.consistency import check_consistency
-from cubeguard.config import load_release
 from cubeguard.errors import CubeguardError
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.controlled_rounding import ControlledRoundingStep, round_cube
-from cubeguard.pipeline.tabulation import tabulate_release
-from cubeguard.synth import generate
+from tests.eu_programme import small_cubes
 
-ROOT = Path(__file__).resolve().parents[1]
 HOLD = ["GEO.N", "SEX", "AGE.H"]
 #: Cubes above this many cells are rounded block by block: a 4-D cube of 20,000 cells as one
 #: program may spend the whole time limit looking for a zero-restricted rounding it may not have.
@@ -54,26 +49,7 @@ PARTITION_ABOVE = 2_000
 def programme(persons: int, max_cells: int) -> dict[str, xr.Dataset]:
     """The EU programme's cubes of at most ``max_cells`` cells, tabulated from a synthetic census."""
     with tempfile.TemporaryDirectory() as tmp:
-        generate(persons, 2021, Path(tmp), geography="national")
-        release = load_release(ROOT / "configs" / "eu2021.yaml")
-        cfg = release.config
-        small = [
-            c for c in cfg.hypercubes if math.prod(len(release.breakdowns[b].codes) for b in c.breakdowns) <= max_cells
-        ]
-        microdata = Path(tmp) / "persons.parquet"
-        cfg = cfg.model_copy(
-            update={"hypercubes": small, "input": cfg.input.model_copy(update={"microdata": microdata})}
-        )
-        tab = tabulate_release(dataclasses.replace(release, config=cfg))
-        cubes = {}
-        for c, plan in enumerate(tab.plans):
-            attrs: dict[str, object] = {
-                "cube_id": plan.cube_id,
-                "population": plan.population,
-                "variables": {b.id: b.classification.variable for b in plan.breakdowns},
-            }
-            cubes[plan.cube_id] = tab.cube(c, attrs).load()
-    return cubes
+        return small_cubes(Path(tmp), persons, 2021, max_cells)
 
 
 def rounded(cubes: dict[str, xr.Dataset], hold: list[list[str]]) -> tuple[dict[str, xr.Dataset], dict[str, str]]:
