@@ -69,6 +69,20 @@ CellSeed = Annotated[
     ),
 ]
 
+#: Control groups of the methods that keep totals exact (semi-controlled rounding, stochastic perturbation).
+Control = Annotated[
+    list[str],
+    Field(
+        default_factory=list,
+        description="Breakdown ids whose codes at control_depth are the control groups (the first one a cube has); "
+        "empty: the cube's overall total is the one control.",
+    ),
+]
+ControlDepth = Annotated[
+    int,
+    Field(default=1, ge=0, strict=True, description="Depth of the control codes along that breakdown (0: its total)."),
+]
+
 
 def base_field(minimum: int, description: str) -> Any:
     """The public ``base`` of a rounding-like method: an integer from ``minimum``, default 3.

@@ -43,12 +43,23 @@ def summed(cube: xr.Dataset, inner: IntArray, found: dict[str, DimHierarchy] | N
 
     ``found`` is the cube's :func:`~cubeguard.measures.select.hierarchies`, when the caller has them.
     """
+    out: IntArray = _summed(cube, np.asarray(inner, dtype=np.int64), found).astype(np.int64)
+    return out
+
+
+def summed_real(cube: xr.Dataset, inner: FloatArray, found: dict[str, DimHierarchy] | None = None) -> FloatArray:
+    """As :func:`summed`, for real-valued interior cells (e.g. fitted by IPF)."""
+    out: FloatArray = _summed(cube, np.asarray(inner, dtype=np.float64), found)
+    return out
+
+
+def _summed(cube: xr.Dataset, inner: npt.NDArray[_Cell], found: dict[str, DimHierarchy] | None) -> npt.NDArray[_Cell]:
     found = found or hierarchies(cube)
-    out = np.asarray(inner, dtype=np.int64)
+    out = inner
     for axis, dim in enumerate(cube["count"].dims):
         agg = _aggregation(found[str(dim)])
         moved = np.moveaxis(out, axis, 0)
-        flat = (agg @ moved.reshape(moved.shape[0], -1)).astype(np.int64)
+        flat = (agg @ moved.reshape(moved.shape[0], -1)).astype(inner.dtype)
         out = np.moveaxis(flat.reshape((agg.shape[0], *moved.shape[1:])), 0, axis)
     return np.ascontiguousarray(out)
 
@@ -127,3 +138,40 @@ def last_step_problems(ctx: CheckContext, kept: str) -> list[Problem]:
             "it protects, or restrict 'cubes'",
         )
     ]
+
+
+def control_groups(
+    cube: xr.Dataset,
+    control: list[str],
+    depth: int,
+    index: tuple[IntArray, ...],
+    found: dict[str, DimHierarchy] | None = None,
+) -> tuple[IntArray, IntArray]:
+    """The control group of each interior cell and, per group, the flat position of its total cell.
+
+    The groups are the codes at ``depth`` along the first dimension of ``control`` the cube has
+    (a leaf above that depth is a group of its own); without one, the whole cube is one group.
+    """
+    dims = [str(d) for d in cube["count"].dims]
+    shape = cube["count"].shape
+    found = found or hierarchies(cube)
+    roots = [found[d].root for d in dims]
+    along = next((d for d in control if d in dims), None)
+    if along is None:
+        return np.zeros(tuple(i.size for i in index), dtype=np.int64), np.array(
+            [np.ravel_multi_index(tuple(roots), shape)], dtype=np.int64
+        )
+    axis = dims.index(along)
+    h = found[along]
+    ancestor = np.arange(len(h.codes))
+    for _ in range(int(h.depth.max())):  # climb every code to ``depth`` (codes above it stay)
+        ancestor = np.where(h.depth[ancestor] > depth, h.parent[ancestor], ancestor)
+    codes, leaf_group = np.unique(ancestor[index[axis]], return_inverse=True)
+    at = [np.full(codes.size, r, dtype=np.int64) for r in roots]
+    at[axis] = codes
+    totals = np.ravel_multi_index(tuple(at), shape).astype(np.int64)
+    sizes = [i.size for i in index]
+    group = np.broadcast_to(leaf_group.reshape([-1 if k == axis else 1 for k in range(len(dims))]), sizes).astype(
+        np.int64
+    )
+    return group, totals

@@ -1,8 +1,9 @@
 """Semi-controlled random rounding (Shlomo 2009, 3.2.1): unbiased, the interior adding up to its controlled totals."""
 
 from cubeguard.methods.base import CubeMethod, always
+from cubeguard.methods.cells import control_groups
 from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
-from cubeguard.methods.semi_controlled_rounding.method import check, control_groups, prepare, public, round_cube
+from cubeguard.methods.semi_controlled_rounding.method import check, prepare, public, round_cube
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
 
 METHOD = CubeMethod(

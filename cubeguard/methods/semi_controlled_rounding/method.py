@@ -6,9 +6,9 @@ import numpy as np
 import xarray as xr
 
 from cubeguard.errors import InternalError
-from cubeguard.measures.select import DimHierarchy, hierarchies
+from cubeguard.measures.select import hierarchies
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
-from cubeguard.methods.cells import IntArray, interior, last_step_problems, leaf_index, publish, summed, uniforms
+from cubeguard.methods.cells import control_groups, interior, last_step_problems, leaf_index, publish, summed, uniforms
 from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
 
@@ -25,43 +25,6 @@ def round_cube(cube: xr.Dataset, step: SemiControlledRoundingStep, seed: int | N
         inner.ravel(), step.base, interior(u_all, index).ravel(), group.ravel(), u_all.ravel()[total_cells]
     )
     return publish(cube, summed(cube, rounded.reshape(inner.shape), found))
-
-
-def control_groups(
-    cube: xr.Dataset,
-    control: list[str],
-    depth: int,
-    index: tuple[IntArray, ...],
-    found: dict[str, DimHierarchy] | None = None,
-) -> tuple[IntArray, IntArray]:
-    """The control group of each interior cell and, per group, the flat position of its total cell.
-
-    The groups are the codes at ``depth`` along the first dimension of ``control`` the cube has
-    (a leaf above that depth is a group of its own); without one, the whole cube is one group.
-    """
-    dims = [str(d) for d in cube["count"].dims]
-    shape = cube["count"].shape
-    found = found or hierarchies(cube)
-    roots = [found[d].root for d in dims]
-    along = next((d for d in control if d in dims), None)
-    if along is None:
-        return np.zeros(tuple(i.size for i in index), dtype=np.int64), np.array(
-            [np.ravel_multi_index(tuple(roots), shape)], dtype=np.int64
-        )
-    axis = dims.index(along)
-    h = found[along]
-    ancestor = np.arange(len(h.codes))
-    for _ in range(int(h.depth.max())):  # climb every code to ``depth`` (codes above it stay)
-        ancestor = np.where(h.depth[ancestor] > depth, h.parent[ancestor], ancestor)
-    codes, leaf_group = np.unique(ancestor[index[axis]], return_inverse=True)
-    at = [np.full(codes.size, r, dtype=np.int64) for r in roots]
-    at[axis] = codes
-    totals = np.ravel_multi_index(tuple(at), shape).astype(np.int64)
-    sizes = [i.size for i in index]
-    group = np.broadcast_to(leaf_group.reshape([-1 if k == axis else 1 for k in range(len(dims))]), sizes).astype(
-        np.int64
-    )
-    return group, totals
 
 
 def prepare(step: SemiControlledRoundingStep) -> CubeFunction:

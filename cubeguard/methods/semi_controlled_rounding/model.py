@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
-from cubeguard.methods.base import CellSeed, CubeStep, base_field
+from cubeguard.methods.base import CellSeed, Control, ControlDepth, CubeStep, base_field
 
 
 class SemiControlledRoundingStep(CubeStep):
@@ -30,12 +28,6 @@ class SemiControlledRoundingStep(CubeStep):
         1,
         "Rounding base (public): every published count is a multiple of it; 1 publishes the counts unchanged.",
     )
-    control: list[str] = Field(
-        default_factory=list,
-        description="Breakdown ids whose codes at control_depth are the control groups (the first one a cube has); "
-        "empty: the cube's overall total is the one control.",
-    )
-    control_depth: int = Field(
-        default=1, ge=0, strict=True, description="Depth of the control codes along that breakdown (0: its total)."
-    )
+    control: Control
+    control_depth: ControlDepth
     seed: CellSeed
