@@ -24,6 +24,7 @@ from cubeguard.methods import (
     random_swap,
     semi_controlled_rounding,
     small_cell_adjustment,
+    stochastic_perturbation,
     targeted_swap,
 )
 from cubeguard.methods.base import CubeMethod, Method, MicrodataMethod, union_tags
@@ -37,6 +38,7 @@ METHODS: tuple[Method, ...] = (
     semi_controlled_rounding.METHOD,
     small_cell_adjustment.METHOD,
     barnardisation.METHOD,
+    stochastic_perturbation.METHOD,
     targeted_swap.METHOD,
     random_swap.METHOD,
     ons_household_swap.METHOD,

@@ -154,6 +154,10 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "semi_controlled_rounding": ({"base", "control", "control_depth"}, {"seed"}),
     "small_cell_adjustment": ({"base"}, {"seed"}),
     "barnardisation": (set(), {"p", "seed"}),
+    "stochastic_perturbation": (
+        {"cap", "perturb_zeros", "control", "control_depth", "fit", "rounding"},
+        {"diagonal", "band", "seed", "tolerance", "cycles"},
+    ),
     "targeted_swap": (
         {"hierarchy"},
         SWAP_WITHHELD | {"similar", "risk_variables", "caps", "k_anonymity", "risk_columns", "risk_threshold"},

@@ -1,0 +1,65 @@
+"""The config model of invariant stochastic perturbation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from cubeguard.methods.base import CellSeed, Control, ControlDepth, CubeStep
+from cubeguard.secrets import EnvSecret, PrefectSecret
+
+Diagonal = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)] | EnvSecret | PrefectSecret
+Band = Annotated[int, Field(ge=1, le=1000)] | EnvSecret | PrefectSecret
+
+
+class StochasticPerturbationStep(CubeStep):
+    """Invariant stochastic perturbation (Shlomo 2009, 3.2.2; Shlomo and Young 2008), as the Eurostat task force ran it.
+
+    The interior cells whose counts lie in the perturbed range (1 to ``cap``, or 0 to ``cap`` with
+    ``perturb_zeros``) move among the values of that range by a PRAM-like transition matrix made
+    invariant for each control group's own distribution of values (Gouweleeuw et al. 1998): from a
+    base matrix that keeps a value with probability ``diagonal`` and otherwise moves it to a value
+    at most ``band`` away. The number of cells moved from each value to each other is fixed to its
+    expectation (drawn without replacement), so each group keeps its distribution of values and its
+    total exactly. Cells above ``cap`` are not changed. The draws come from the cell keys unless a
+    ``seed`` is given. The interior may then be fitted by IPF to the margin tables of ``fit``
+    (their original counts) and made integral: ``interior`` rounds the fitted interior to the
+    nearest integer and sums every total from it (exactly additive), ``every_cell`` rounds every
+    cell of the fitted table on its own ("close" additivity). Without ``fit``, every total is the
+    sum of the perturbed interior.
+    """
+
+    method: Literal["stochastic_perturbation"]
+    name: str = "stochastic_perturbation"
+    cap: int = Field(
+        default=10, ge=1, le=1000, strict=True, description="Largest perturbed count (public); larger cells are kept."
+    )
+    perturb_zeros: bool = Field(default=False, description="Perturb cells of count 0 too (public).")
+    diagonal: Diagonal = Field(
+        description="Probability that the base transition matrix keeps a value, in (0, 1) (secret)."
+    )
+    band: Band = Field(description="How far the base transition matrix moves a value at most, from 1 (secret).")
+    control: Control
+    control_depth: ControlDepth
+    fit: list[list[str]] = Field(
+        default_factory=list,
+        description="Margin tables (each a list of breakdown ids) the perturbed interior is fitted to by IPF, at "
+        "their original counts; a cube lacking one of a table's breakdowns skips that table.",
+    )
+    rounding: Literal["interior", "every_cell"] = Field(
+        default="interior",
+        description="After IPF: 'interior' rounds the interior to nearest and sums the totals (additive); "
+        "'every_cell' rounds every cell on its own (close to additive).",
+    )
+    tolerance: float = Field(
+        default=1e-6, gt=0.0, allow_inf_nan=False, description="IPF stops when every fitted margin cell is this close."
+    )
+    cycles: int = Field(default=100, ge=1, le=100_000, strict=True, description="IPF stops after this many cycles.")
+    seed: CellSeed
+
+    @model_validator(mode="after")
+    def _two_values(self) -> StochasticPerturbationStep:
+        if self.cap < 2 and not self.perturb_zeros:
+            raise ValueError("cap 1 leaves one value to perturb (1 to 1); raise cap, or set perturb_zeros")
+        return self

@@ -1,0 +1,244 @@
+"""Invariant stochastic perturbation (Shlomo 2009, 3.2.2): invariant matrices, exact moves and totals, IPF, the step, errors."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cubeguard.errors import InternalError
+from cubeguard.gates.additivity import check_additivity
+from cubeguard.methods.cells import interior, leaf_index
+from cubeguard.methods.stochastic_perturbation import (
+    METHOD,
+    REPORT_ATTR,
+    Perturbation,
+    StochasticPerturbationStep,
+    base_matrix,
+    invariant_matrix,
+    ipf,
+    kernel,
+    matrix,
+    perturb,
+    restore,
+    transition_counts,
+)
+from cubeguard.publish.manifest import public_step
+from cubeguard.secrets import EnvSecret
+from tests.conftest import config_problems, protect_tiny
+from tests.strategies import build_cube, flat_tree, two_level_tree
+
+Z_1E6 = 4.89  # two-sided normal quantile for a false-positive rate of 1e-6 per test
+STEP = "  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, control: [GEO.2, GEO.1]}\n"
+
+
+def step(**kw: object) -> StochasticPerturbationStep:
+    return StochasticPerturbationStep.model_validate(
+        {"method": "stochastic_perturbation", "diagonal": 0.6, "band": 2} | kw
+    )
+
+
+def keyed(cube: xr.Dataset) -> xr.Dataset:
+    return cube.assign_attrs(key_scale="2^64")
+
+
+@pytest.mark.parametrize("module", [matrix, kernel, restore])
+def test_the_examples_run(module: object) -> None:
+    outcome = doctest.testmod(module)
+    assert outcome.attempted >= 1 and outcome.failed == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    t=st.lists(st.integers(0, 5000), min_size=2, max_size=16).map(lambda v: np.array(v, dtype=np.int64)),
+    diagonal=st.floats(0.05, 0.95),
+    band=st.integers(1, 6),
+)
+def test_the_invariant_matrix_is_stochastic_and_keeps_the_distribution(
+    t: np.ndarray, diagonal: float, band: int
+) -> None:
+    p = base_matrix(t.size, diagonal, band)
+    assert np.all(p >= 0) and np.allclose(p.sum(axis=1), 1.0, atol=1e-12)
+    r = invariant_matrix(p, t.astype(np.float64))
+    assert np.all(r >= -1e-15) and np.allclose(r.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(t @ r, t, rtol=1e-12, atol=1e-12 * max(1, t.sum()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    t=st.lists(st.integers(0, 300), min_size=2, max_size=12).map(lambda v: np.array(v, dtype=np.int64)),
+    diagonal=st.floats(0.05, 0.95),
+    band=st.integers(1, 4),
+)
+def test_the_move_counts_are_floors_or_ceilings_with_both_margins_exact(
+    t: np.ndarray, diagonal: float, band: int
+) -> None:
+    r = invariant_matrix(base_matrix(t.size, diagonal, band), t.astype(np.float64))
+    moves = transition_counts(t, r)
+    expected = t[:, None] * r
+    assert np.all(moves >= np.floor(expected - 1e-9)) and np.all(moves <= np.ceil(expected + 1e-9))
+    np.testing.assert_array_equal(moves.sum(axis=1), t)
+    np.testing.assert_array_equal(moves.sum(axis=0), t)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 14), min_size=1, max_size=200).map(lambda v: np.array(v, dtype=np.int64)),
+    groups=st.integers(1, 3),
+    cap=st.integers(2, 10),
+    zeros=st.booleans(),
+    seed=st.integers(0, 2**32),
+)
+def test_each_group_moves_exactly_the_designed_counts(
+    values: np.ndarray, groups: int, cap: int, zeros: bool, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    group, u = rng.integers(0, groups, values.size), rng.random(values.size)
+    spec = Perturbation(0 if zeros else 1, cap, 0.5, 2)
+    out = perturb(values, u, group, spec)
+    outside = (values < spec.low) | (values > spec.cap)
+    np.testing.assert_array_equal(out[outside], values[outside])
+    for g in range(groups):
+        mine = (group == g) & ~outside
+        t = np.bincount(values[mine] - spec.low, minlength=spec.states)
+        design = transition_counts(t, invariant_matrix(base_matrix(spec.states, 0.5, 2), t.astype(np.float64)))
+        realised = np.zeros_like(design)
+        np.add.at(realised, (values[mine] - spec.low, out[mine] - spec.low), 1)
+        np.testing.assert_array_equal(realised, design)
+        assert out[group == g].sum() == values[group == g].sum()  # the group's total is exact
+
+
+def test_which_cells_move_is_uniformly_random() -> None:
+    """Each of 12 ones moves to two with probability N[1, 2] / 12 over 4,000 draws (4.89 sd; rate 1e-6 per cell)."""
+    values = np.array([1] * 12 + [2] * 6 + [3] * 4, dtype=np.int64)
+    spec = Perturbation(1, 3, 0.6, 1)
+    t = np.bincount(values - 1)
+    share = transition_counts(t, invariant_matrix(base_matrix(3, 0.6, 1), t.astype(np.float64)))[0, 1] / 12
+    rng = np.random.default_rng(11)
+    runs = np.array(
+        [perturb(values, rng.random(values.size), np.zeros(values.size, np.int64), spec)[:12] == 2 for _ in range(4000)]
+    )
+    sd = math.sqrt(share * (1 - share) / 4000)
+    assert 0 < share < 1 and np.all(np.abs(runs.mean(axis=0) - share) < Z_1E6 * sd)
+
+
+def test_ipf_fits_every_margin_table_and_keeps_zeros() -> None:
+    rng = np.random.default_rng(5)
+    start = rng.integers(0, 6, (4, 3, 5)).astype(np.float64)
+    start[0, 0, :] = 0
+    truth = start + rng.integers(0, 3, start.shape) * (start > 0)
+    targets = [([0, 1], truth.sum(axis=2)), ([2], truth.sum(axis=(0, 1)))]
+    fit = ipf(start, targets, 1e-9, 500)
+    assert fit.converged and fit.max_gap <= 1e-9
+    for axes, target in targets:
+        np.testing.assert_allclose(restore.margin(fit.fitted, axes), target, atol=1e-8)
+    np.testing.assert_array_equal(fit.fitted[start == 0], 0)
+
+
+def _areas_cube(seed: int = 3) -> xr.Dataset:
+    rng = np.random.default_rng(seed)
+    geo = two_level_tree("G", 2, 6)
+    dims = {"GEO": geo, "AGE": two_level_tree("A", 3, 4), "SEX": flat_tree("S", "M", "F")}
+    shape = (12, 12, 2)
+    counts = rng.poisson(rng.gamma(0.6, 6.0, shape))
+    return keyed(build_cube(dims, counts, rng.integers(0, 2**64, shape, dtype=np.uint64)))
+
+
+def test_a_perturbed_cube_is_additive_and_keeps_each_area_total_and_distribution() -> None:
+    cube = _areas_cube()
+    out = METHOD.prepare(step(control=["GEO"]))(cube)
+    assert check_additivity(out).additive
+    index = leaf_index(cube)
+    before, after = interior(cube["count"].values, index), interior(out["count"].values, index)
+    for area in ("G0", "G1"):
+        assert int(out["count"].sel(GEO=area, AGE="A_T", SEX="S")) == int(
+            cube["count"].sel(GEO=area, AGE="A_T", SEX="S")
+        )
+    np.testing.assert_array_equal(np.bincount(after.ravel(), minlength=200), np.bincount(before.ravel(), minlength=200))
+    small = (before >= 1) & (before <= 2)
+    assert np.count_nonzero(after[small] != before[small]) > 0
+    np.testing.assert_array_equal(after[before > 10], before[before > 10])
+    np.testing.assert_array_equal(out["noise"].values, out["count"].values - cube["count"].values)
+    assert json.loads(out.attrs[REPORT_ATTR]) == {"groups": 2, "fitted_tables": 0}
+
+
+def test_the_same_keys_give_the_same_release() -> None:
+    cube = _areas_cube(4)
+    a, b = (METHOD.prepare(step(control=["GEO"]))(cube) for _ in range(2))
+    np.testing.assert_array_equal(a["count"].values, b["count"].values)
+    seeded = METHOD.prepare(step(control=["GEO"], seed=7))(cube)
+    assert not np.array_equal(seeded["count"].values, a["count"].values)
+
+
+@pytest.mark.parametrize("rounding", ["interior", "every_cell"])
+def test_fitting_brings_the_named_margins_back(rounding: str) -> None:
+    cube = _areas_cube(6)
+    out = METHOD.prepare(step(control=["GEO"], fit=[["AGE"], ["GEO", "SEX"], ["EDU"]], rounding=rounding))(cube)
+    report = json.loads(out.attrs[REPORT_ATTR])
+    assert report["fitted_tables"] == 2 and report["ipf_converged"] and report["rounding"] == rounding  # no EDU here
+    original, published = cube["count"], out["count"]
+    by_age = (published.sel(GEO="G_T", SEX="S") - original.sel(GEO="G_T", SEX="S")).values
+    assert np.abs(by_age).max() <= (12 if rounding == "interior" else 0)  # nearest-integer rounding of 24 cells / 1
+    if rounding == "interior":  # every_cell rounds each total on its own: close to additive, not exactly
+        assert check_additivity(out).additive
+
+
+def test_a_reference_left_unresolved_is_a_bug() -> None:
+    with pytest.raises(InternalError, match="secrets are not resolved"):
+        METHOD.prepare(step(diagonal=EnvSecret(env="CG_SP_DIAGONAL")))
+
+
+def test_a_release_perturbs_every_cube_and_shows_no_secret(tmp_path: Path) -> None:
+    original, protected, steps = protect_tiny(tmp_path, STEP)
+    shown = public_step(steps[0])["parameters"]
+    assert shown == {
+        "cap": 10, "perturb_zeros": False, "control": ["GEO.2", "GEO.1"], "control_depth": 1, "fit": [],
+        "rounding": "interior",
+    }  # fmt: skip
+    assert "0.6" not in json.dumps(shown) and "0.6" not in repr(steps[0])
+    for cid, cube in protected.items():
+        assert check_additivity(cube).additive, cid
+        grand = (0,) * cube["count"].ndim
+        assert cube["count"].values[grand] == original[cid]["count"].values[grand]
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        ("  - {method: stochastic_perturbation, band: 2}\n",
+         r"steps\[0\]\.diagonal \(c\.yaml line \d+\): this required key is missing; add it"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6}\n",
+         r"steps\[0\]\.band \(c\.yaml line \d+\): this required key is missing; add it"),
+        ("  - {method: stochastic_perturbation, diagonal: 1.0, band: 2}\n",
+         r"steps\[0\]\.diagonal \(c\.yaml line \d+\): input should be less than 1"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 0}\n",
+         r"steps\[0\]\.band \(c\.yaml line \d+\): input should be greater than or equal to 1"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, cap: 1}\n",
+         r"steps\[0\] \(c\.yaml line \d+\): .*cap 1 leaves one value to perturb"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, fit: [[AGE.9]]}\n",
+         r"steps\[0\]\.fit\[0\]\[0\] \(c\.yaml line \d+\): unknown breakdown 'AGE\.9'"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, control: [GEO.9]}\n",
+         r"steps\[0\]\.control\[0\] \(c\.yaml line \d+\): unknown breakdown 'GEO\.9'"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, rounding: nearest}\n",
+         r"steps\[0\]\.rounding \(c\.yaml line \d+\): "),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2}\n  - {method: cell_key, D: 5, V: 3, js: 2}\n",
+         r"steps\[0\]\.cubes \(c\.yaml line \d+\): cube 'c1' \(and 2 more\) is protected again by steps\[1\] "
+         r"\(cell_key\) after this step, so its counts would no longer keep the distribution of values"),
+    ],
+)  # fmt: skip
+def test_each_mistake_gives_a_located_config_error(tmp_path: Path, steps: str, expected: str) -> None:
+    found = config_problems(tmp_path, steps)
+    assert len(found) == 1 and re.match(expected, found[0]), found
+
+
+def test_the_method_is_registered_with_its_model() -> None:
+    assert METHOD.name == "stochastic_perturbation" and METHOD.model is StochasticPerturbationStep
+    assert METHOD.additive(step()) and not METHOD.additive(step(fit=[["AGE"]], rounding="every_cell"))
