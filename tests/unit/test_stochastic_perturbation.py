@@ -14,7 +14,7 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cubeguard.errors import InternalError
+from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.cells import interior, leaf_index
 from cubeguard.methods.stochastic_perturbation import (
@@ -27,6 +27,7 @@ from cubeguard.methods.stochastic_perturbation import (
     ipf,
     kernel,
     matrix,
+    method,
     perturb,
     restore,
     transition_counts,
@@ -178,7 +179,7 @@ def test_the_same_keys_give_the_same_release() -> None:
     assert not np.array_equal(seeded["count"].values, a["count"].values)
 
 
-@pytest.mark.parametrize("rounding", ["interior", "every_cell"])
+@pytest.mark.parametrize("rounding", ["controlled", "interior", "every_cell"])
 def test_fitting_brings_the_named_margins_back(rounding: str) -> None:
     cube = _areas_cube(6)
     out = METHOD.prepare(step(control=["GEO"], fit=[["AGE"], ["GEO", "SEX"], ["EDU"]], rounding=rounding))(cube)
@@ -186,9 +187,40 @@ def test_fitting_brings_the_named_margins_back(rounding: str) -> None:
     assert report["fitted_tables"] == 2 and report["ipf_converged"] and report["rounding"] == rounding  # no EDU here
     original, published = cube["count"], out["count"]
     by_age = (published.sel(GEO="G_T", SEX="S") - original.sel(GEO="G_T", SEX="S")).values
-    assert np.abs(by_age).max() <= (12 if rounding == "interior" else 0)  # nearest-integer rounding of 24 cells / 1
-    if rounding == "interior":  # every_cell rounds each total on its own: close to additive, not exactly
+    by_area = (published.sel(AGE="A_T") - original.sel(AGE="A_T")).values
+    if rounding == "interior":  # nearest-integer rounding of 24 cells per age: the fit drifts back
+        assert np.abs(by_age).max() <= 12 and np.abs(by_age).max() > 0
+    else:
+        assert not by_age.any() and not by_area.any()
+    if rounding != "every_cell":  # every_cell rounds each total on its own: close to additive, not exactly
         assert check_additivity(out).additive
+
+
+def test_controlled_integers_keep_every_fitted_margin_or_say_none_exists() -> None:
+    rng = np.random.default_rng(2)
+    start = rng.integers(1, 9, (5, 4, 3)).astype(np.float64)
+    truth = start + rng.integers(-1, 2, start.shape)
+    targets = [([0], truth.sum(axis=(1, 2))), ([1, 2], truth.sum(axis=0))]
+    fitted = ipf(start, targets, 1e-10, 1000).fitted
+    out = restore.controlled_integers(fitted, targets)
+    assert out is not None and np.all(np.abs(out - fitted) < 1)
+    for axes, target in targets:
+        np.testing.assert_array_equal(restore.margin(out.astype(np.float64), axes), target)
+    # Halves on the even cells of a 2 x 2 x 2 table: every one-way margin cell is 1, but no 0/1 choice gives that.
+    even = np.zeros((2, 2, 2))
+    even[0, 0, 0] = even[0, 1, 1] = even[1, 0, 1] = even[1, 1, 0] = 0.5
+    assert restore.controlled_integers(even, [([a], np.ones(2)) for a in range(3)]) is None
+
+
+def test_a_fit_that_cannot_be_kept_exact_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(method, "controlled_integers", lambda fitted, targets: None)
+    with pytest.raises(
+        CubeguardError,
+        match=r"cube '\?': no rounding of the fitted cells keeps every cell of the 2 margin "
+        r"tables of 'fit' of step 'stochastic_perturbation' exact; fit fewer tables, or set 'rounding' "
+        r"to 'interior'",
+    ):
+        METHOD.prepare(step(fit=[["AGE"], ["SEX"]]))(_areas_cube())
 
 
 def test_a_reference_left_unresolved_is_a_bug() -> None:
@@ -201,7 +233,7 @@ def test_a_release_perturbs_every_cube_and_shows_no_secret(tmp_path: Path) -> No
     shown = public_step(steps[0])["parameters"]
     assert shown == {
         "cap": 10, "perturb_zeros": False, "control": ["GEO.2", "GEO.1"], "control_depth": 1, "fit": [],
-        "rounding": "interior",
+        "rounding": "controlled",
     }  # fmt: skip
     assert "0.6" not in json.dumps(shown) and "0.6" not in repr(steps[0])
     for cid, cube in protected.items():

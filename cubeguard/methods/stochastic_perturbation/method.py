@@ -7,7 +7,7 @@ import json
 import numpy as np
 import xarray as xr
 
-from cubeguard.errors import InternalError
+from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.measures.select import hierarchies
 from cubeguard.methods.base import CheckContext, CubeFunction, KeyPath, Problem
 from cubeguard.methods.cells import (
@@ -24,7 +24,7 @@ from cubeguard.methods.cells import (
 )
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
-from cubeguard.methods.stochastic_perturbation.restore import Fit, ipf, margin
+from cubeguard.methods.stochastic_perturbation.restore import Fit, controlled_integers, ipf, margin
 
 #: The cube attribute holding the step's report (JSON): public facts, no counts and no parameter.
 REPORT_ATTR = "stochastic_perturbation"
@@ -47,11 +47,28 @@ def perturb_cube(
         return _reported(publish(cube, summed(cube, moved, found)), report)
     fit = ipf(moved.astype(np.float64), targets, step.tolerance, step.cycles)
     report |= _fit_report(fit, len(targets), step.rounding)
-    if step.rounding == "interior":
-        full = summed(cube, np.rint(fit.fitted).astype(np.int64), found)
-    else:
+    if step.rounding == "every_cell":
         full = np.rint(summed_real(cube, fit.fitted, found)).astype(np.int64)
+    else:
+        inner_out = _integers(fit.fitted, targets, step, cube)
+        full = summed(cube, inner_out, found)
     return _reported(publish(cube, full), report)
+
+
+def _integers(
+    fitted: FloatArray, targets: list[tuple[list[int], FloatArray]], step: StochasticPerturbationStep, cube: xr.Dataset
+) -> IntArray:
+    """The fitted interior as integers: rounded under control to the fitted margins, or to nearest."""
+    if step.rounding == "interior":
+        return np.rint(fitted).astype(np.int64)
+    out = controlled_integers(fitted, targets)
+    if out is None:
+        raise CubeguardError(
+            f"cube {cube.attrs.get('cube_id', '?')!r}: no rounding of the fitted cells keeps every cell of the "
+            f"{len(targets)} margin tables of 'fit' of step {step.name!r} exact; fit fewer tables, or set "
+            "'rounding' to 'interior'"
+        )
+    return out
 
 
 def _targets(cube: xr.Dataset, inner: IntArray, fit: list[list[str]]) -> list[tuple[list[int], FloatArray]]:

@@ -24,10 +24,13 @@ class StochasticPerturbationStep(CubeStep):
     expectation (drawn without replacement), so each group keeps its distribution of values and its
     total exactly. Cells above ``cap`` are not changed. The draws come from the cell keys unless a
     ``seed`` is given. The interior may then be fitted by IPF to the margin tables of ``fit``
-    (their original counts) and made integral: ``interior`` rounds the fitted interior to the
-    nearest integer and sums every total from it (exactly additive), ``every_cell`` rounds every
-    cell of the fitted table on its own ("close" additivity). Without ``fit``, every total is the
-    sum of the perturbed interior.
+    (their original counts) and made integral: ``controlled`` rounds each fitted interior cell down
+    or up so that every cell of the fitted margin tables equals its original count (controlled
+    rounding to base 1 with those tables as constraints, HiGHS) and sums every other total from it;
+    ``interior`` rounds the fitted interior to the nearest integer and sums every total (exactly
+    additive, but the fitted margins drift back by the rounding); ``every_cell`` rounds every cell
+    of the fitted table on its own ("close" additivity). Without ``fit``, every total is the sum of
+    the perturbed interior.
     """
 
     method: Literal["stochastic_perturbation"]
@@ -47,10 +50,11 @@ class StochasticPerturbationStep(CubeStep):
         description="Margin tables (each a list of breakdown ids) the perturbed interior is fitted to by IPF, at "
         "their original counts; a cube lacking one of a table's breakdowns skips that table.",
     )
-    rounding: Literal["interior", "every_cell"] = Field(
-        default="interior",
-        description="After IPF: 'interior' rounds the interior to nearest and sums the totals (additive); "
-        "'every_cell' rounds every cell on its own (close to additive).",
+    rounding: Literal["controlled", "interior", "every_cell"] = Field(
+        default="controlled",
+        description="After IPF: 'controlled' rounds each interior cell down or up so every fitted margin cell is "
+        "exact and sums the totals (additive); 'interior' rounds the interior to nearest and sums the totals "
+        "(additive, fitted margins approximate); 'every_cell' rounds every cell on its own (close to additive).",
     )
     tolerance: float = Field(
         default=1e-6, gt=0.0, allow_inf_nan=False, description="IPF stops when every fitted margin cell is this close."
