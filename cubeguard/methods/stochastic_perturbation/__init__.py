@@ -5,7 +5,7 @@ from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, pertu
 from cubeguard.methods.stochastic_perturbation.matrix import base_matrix, invariant_matrix, transition_counts
 from cubeguard.methods.stochastic_perturbation.method import REPORT_ATTR, check, perturb_cube, prepare, public
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
-from cubeguard.methods.stochastic_perturbation.restore import ipf
+from cubeguard.methods.stochastic_perturbation.restore import Table, controlled_integers, ipf, table_of, table_over
 
 
 def _additive(step: StochasticPerturbationStep) -> bool:
@@ -20,10 +20,14 @@ __all__ = [
     "REPORT_ATTR",
     "Perturbation",
     "StochasticPerturbationStep",
+    "Table",
     "base_matrix",
+    "controlled_integers",
     "invariant_matrix",
     "ipf",
     "perturb",
     "perturb_cube",
+    "table_of",
+    "table_over",
     "transition_counts",
 ]

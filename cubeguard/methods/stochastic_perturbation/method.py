@@ -24,7 +24,7 @@ from cubeguard.methods.cells import (
 )
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
-from cubeguard.methods.stochastic_perturbation.restore import Fit, controlled_integers, ipf, margin
+from cubeguard.methods.stochastic_perturbation.restore import Fit, Table, controlled_integers, ipf, table_of, table_over
 
 #: The cube attribute holding the step's report (JSON): public facts, no counts and no parameter.
 REPORT_ATTR = "stochastic_perturbation"
@@ -42,44 +42,40 @@ def perturb_cube(
     moved = perturb(inner.ravel(), interior(uniforms(cube, seed), index).ravel(), group.ravel(), spec)
     moved = moved.reshape(inner.shape)
     report: dict[str, object] = {"groups": int(group.max(initial=0)) + 1, "fitted_tables": 0}
-    targets = _targets(cube, inner, step.fit)
-    if not targets:
+    tables = _tables(cube, inner, step.fit)
+    if not tables:
         return _reported(publish(cube, summed(cube, moved, found)), report)
-    fit = ipf(moved.astype(np.float64), targets, step.tolerance, step.cycles)
-    report |= _fit_report(fit, len(targets), step.rounding)
+    tables.append(table_of(group.ravel(), inner.ravel().astype(np.float64)))  # the controls stay exact
+    fit = ipf(moved.ravel().astype(np.float64), tables, step.tolerance, step.cycles)
+    report |= _fit_report(fit, len(tables) - 1, step.rounding)
+    fitted = fit.fitted.reshape(inner.shape)
     if step.rounding == "every_cell":
-        full = np.rint(summed_real(cube, fit.fitted, found)).astype(np.int64)
+        full = np.rint(summed_real(cube, fitted, found)).astype(np.int64)
     else:
-        inner_out = _integers(fit.fitted, targets, step, cube)
-        full = summed(cube, inner_out, found)
+        full = summed(cube, _integers(fit.fitted, tables, step, cube).reshape(inner.shape), found)
     return _reported(publish(cube, full), report)
 
 
-def _integers(
-    fitted: FloatArray, targets: list[tuple[list[int], FloatArray]], step: StochasticPerturbationStep, cube: xr.Dataset
-) -> IntArray:
-    """The fitted interior as integers: rounded under control to the fitted margins, or to nearest."""
+def _integers(fitted: FloatArray, tables: list[Table], step: StochasticPerturbationStep, cube: xr.Dataset) -> IntArray:
+    """The fitted interior (flat) as integers: rounded under control to the fitted tables, or to nearest."""
     if step.rounding == "interior":
         return np.rint(fitted).astype(np.int64)
-    out = controlled_integers(fitted, targets)
+    out = controlled_integers(fitted, tables)
     if out is None:
         raise CubeguardError(
             f"cube {cube.attrs.get('cube_id', '?')!r}: no rounding of the fitted cells keeps every cell of the "
-            f"{len(targets)} margin tables of 'fit' of step {step.name!r} exact; fit fewer tables, or set "
-            "'rounding' to 'interior'"
+            f"{len(tables) - 1} margin tables of 'fit' of step {step.name!r} and the control totals exact; fit "
+            "fewer tables, or set 'rounding' to 'interior'"
         )
     return out
 
 
-def _targets(cube: xr.Dataset, inner: IntArray, fit: list[list[str]]) -> list[tuple[list[int], FloatArray]]:
-    """The margin tables of ``fit`` the cube has: the axes each keeps and its original counts."""
+def _tables(cube: xr.Dataset, inner: IntArray, fit: list[list[str]]) -> list[Table]:
+    """The margin tables of ``fit`` the cube has (all their breakdowns), at their original counts."""
     dims = [str(d) for d in cube["count"].dims]
     original = inner.astype(np.float64)
     return [
-        (axes, margin(original, axes))
-        for table in fit
-        if all(b in dims for b in table)
-        for axes in [sorted(dims.index(b) for b in table)]
+        table_over(original, sorted(dims.index(b) for b in table)) for table in fit if all(b in dims for b in table)
     ]
 
 

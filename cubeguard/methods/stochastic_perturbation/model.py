@@ -24,11 +24,12 @@ class StochasticPerturbationStep(CubeStep):
     expectation (drawn without replacement), so each group keeps its distribution of values and its
     total exactly. Cells above ``cap`` are not changed. The draws come from the cell keys unless a
     ``seed`` is given. The interior may then be fitted by IPF to the margin tables of ``fit``
-    (their original counts) and made integral: ``controlled`` rounds each fitted interior cell down
-    or up so that every cell of the fitted margin tables equals its original count (controlled
-    rounding to base 1 with those tables as constraints, HiGHS) and sums every other total from it;
-    ``interior`` rounds the fitted interior to the nearest integer and sums every total (exactly
-    additive, but the fitted margins drift back by the rounding); ``every_cell`` rounds every cell
+    (their original counts) and to the control totals, then made integral: ``controlled`` rounds
+    each fitted interior cell down or up so that every cell of the fitted tables and every control
+    total equals its original count (controlled rounding to base 1 with those tables as
+    constraints, HiGHS) and sums every other total from it; ``interior`` rounds the fitted interior
+    to the nearest integer and sums every total (exactly additive, but the fitted margins and the
+    controls drift back by the rounding); ``every_cell`` rounds every cell
     of the fitted table on its own ("close" additivity). Without ``fit``, every total is the sum of
     the perturbed interior.
     """
@@ -54,7 +55,7 @@ class StochasticPerturbationStep(CubeStep):
         default="controlled",
         description="After IPF: 'controlled' rounds each interior cell down or up so every fitted margin cell is "
         "exact and sums the totals (additive); 'interior' rounds the interior to nearest and sums the totals "
-        "(additive, fitted margins approximate); 'every_cell' rounds every cell on its own (close to additive).",
+        "(additive, fitted margins and controls approximate); 'every_cell' rounds every cell on its own (close to additive).",
     )
     tolerance: float = Field(
         default=1e-6, gt=0.0, allow_inf_nan=False, description="IPF stops when every fitted margin cell is this close."

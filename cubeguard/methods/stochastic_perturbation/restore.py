@@ -4,7 +4,9 @@ Shlomo (2009), 3.2.2: "an IPF algorithm can be used to fit the margins of the ta
 perturbation. This results in cell values that are not integers ... Cell values can also be
 rounded to their nearest integers resulting in 'close' additivity". IPF (Deming and Stephan
 1940) scales the interior cells, one margin table after another, until every margin table is
-within ``tolerance`` of its target; a zero cell stays zero.
+within ``tolerance`` of its target; a zero cell stays zero. A margin table is any partition of the
+interior cells (:class:`Table`): the cells of a breakdown's codes (the sum over every other axis),
+or the control groups of a perturbation, which are then kept as well.
 """
 
 from __future__ import annotations
@@ -22,11 +24,41 @@ IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
+class Table:
+    """A margin table: the margin cell each interior cell (flat) adds to, and each margin cell's target.
+
+    Attributes:
+        cell: for each interior cell, its margin cell, 0 .. target.size - 1.
+        target: the value each margin cell is fitted to.
+    """
+
+    cell: IntArray
+    target: FloatArray
+
+    def sums(self, x: FloatArray) -> FloatArray:
+        """Each margin cell's sum of ``x`` (flat interior cells)."""
+        return np.bincount(self.cell, weights=x, minlength=self.target.size).astype(np.float64)
+
+
+def table_over(original: FloatArray, axes: Sequence[int]) -> Table:
+    """The margin table of ``original`` (the interior, shaped) over ``axes``, its target the original sums."""
+    index = np.indices(original.shape).reshape(original.ndim, -1)
+    shape = tuple(original.shape[a] for a in axes)
+    cell = np.ravel_multi_index(tuple(index[a] for a in axes), shape) if axes else np.zeros(original.size, np.int64)
+    return table_of(np.asarray(cell, dtype=np.int64), original.ravel())
+
+
+def table_of(cell: IntArray, original: FloatArray) -> Table:
+    """The margin table of the labels ``cell`` (flat), its target the sums of ``original`` (flat)."""
+    return Table(cell, np.bincount(cell, weights=original, minlength=int(cell.max(initial=-1)) + 1).astype(np.float64))
+
+
+@dataclass(frozen=True)
 class Fit:
     """The outcome of IPF: the fitted interior and how close it came.
 
     Attributes:
-        fitted: the interior cells after fitting.
+        fitted: the interior cells after fitting (flat).
         iterations: full cycles over the margin tables.
         max_gap: the largest absolute difference between a fitted margin cell and its target.
         converged: whether ``max_gap`` fell within the tolerance.
@@ -38,43 +70,35 @@ class Fit:
     converged: bool
 
 
-def margin(table: FloatArray, axes: Sequence[int]) -> FloatArray:
-    """The margin table of ``table`` over ``axes`` (summed over every other axis, axes kept in order)."""
-    other = tuple(a for a in range(table.ndim) if a not in axes)
-    out: FloatArray = table.sum(axis=other)
-    return out
-
-
-def ipf(start: FloatArray, targets: Sequence[tuple[Sequence[int], FloatArray]], tolerance: float, cycles: int) -> Fit:
-    """``start`` scaled to the margin tables ``targets`` (each: the axes it keeps and its values).
+def ipf(start: FloatArray, tables: Sequence[Table], tolerance: float, cycles: int) -> Fit:
+    """``start`` (flat interior cells) scaled to the margin tables ``tables``.
 
     A margin cell whose interior is all zero cannot be fitted and keeps its sum (0); it counts in
     ``max_gap``. Stops when every margin cell is within ``tolerance`` or after ``cycles`` cycles.
 
-    >>> fit = ipf(np.array([[1.0, 1.0], [1.0, 3.0]]), [((0,), np.array([4.0, 4.0])), ((1,), np.array([3.0, 5.0]))], 1e-9, 200)
+    >>> start, rows, cols = np.array([1.0, 1.0, 1.0, 3.0]), np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    >>> fit = ipf(start, [Table(rows, np.array([4.0, 4.0])), Table(cols, np.array([3.0, 5.0]))], 1e-9, 200)
     >>> np.round(fit.fitted, 6).tolist(), fit.converged
-    ([[2.0, 2.0], [1.0, 3.0]], True)
+    ([2.0, 2.0, 1.0, 3.0], True)
     """
-    x = np.asarray(start, dtype=np.float64).copy()
-    gap, done = _gap(x, targets), 0
+    x = np.asarray(start, dtype=np.float64).ravel().copy()
+    gap, done = _gap(x, tables), 0
     while gap > tolerance and done < cycles:
-        for axes, target in targets:
-            current = margin(x, axes)
-            ratio = np.divide(target, current, out=np.ones_like(current), where=current > 0)
-            x *= np.expand_dims(ratio, tuple(a for a in range(x.ndim) if a not in axes))
+        for table in tables:
+            current = table.sums(x)
+            ratio = np.divide(table.target, current, out=np.ones_like(current), where=current > 0)
+            x *= ratio[table.cell]
         done += 1
-        gap = _gap(x, targets)
+        gap = _gap(x, tables)
     return Fit(x, done, gap, gap <= tolerance)
 
 
-def _gap(x: FloatArray, targets: Sequence[tuple[Sequence[int], FloatArray]]) -> float:
-    return max((float(np.abs(margin(x, axes) - t).max(initial=0.0)) for axes, t in targets), default=0.0)
+def _gap(x: FloatArray, tables: Sequence[Table]) -> float:
+    return max((float(np.abs(t.sums(x) - t.target).max(initial=0.0)) for t in tables), default=0.0)
 
 
-def controlled_integers(
-    fit: FloatArray, targets: Sequence[tuple[Sequence[int], FloatArray]], time_limit_s: float = 60.0
-) -> IntArray | None:
-    """The fitted interior rounded down or up so every cell of every margin table in ``targets`` is exact.
+def controlled_integers(fit: FloatArray, tables: Sequence[Table], time_limit_s: float = 60.0) -> IntArray | None:
+    """The fitted interior (flat) rounded down or up so every cell of every margin table is exact.
 
     Controlled rounding to base 1 (Cox 1987; Shlomo 2009, 3.2.2) with the margin tables as its
     only constraints: each cell takes the floor or the ceiling of its fitted value, the sum over
@@ -83,28 +107,23 @@ def controlled_integers(
     the result, so it is additive. ``None`` when no such rounding exists or none is found in
     ``time_limit_s`` (three or more margin tables need not admit one).
 
-    >>> fitted = np.array([[0.5, 1.5], [2.5, 0.5]])
-    >>> controlled_integers(fitted, [((0,), np.array([2.0, 3.0])), ((1,), np.array([3.0, 2.0]))]).tolist()
-    [[0, 2], [3, 0]]
+    >>> rows, cols = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    >>> tables = [Table(rows, np.array([2.0, 3.0])), Table(cols, np.array([3.0, 2.0]))]
+    >>> controlled_integers(np.array([0.5, 1.5, 2.5, 0.5]), tables).tolist()
+    [0, 2, 3, 0]
     """
     low = np.floor(fit + 1e-9)
-    fraction = (fit - low).ravel()
+    fraction = fit - low
     free = np.flatnonzero(fraction > 1e-9)
-    index = np.indices(fit.shape).reshape(fit.ndim, -1)
-    rows, cols, need, offset = [], [], [], 0
-    for axes, target in targets:
-        cell = np.ravel_multi_index(tuple(index[a] for a in axes), target.shape)  # its margin cell, per interior cell
-        floors = np.bincount(cell, weights=low.ravel(), minlength=target.size)
-        need.append(np.rint(target).ravel() - floors)
-        rows.append(offset + cell[free])
-        cols.append(np.arange(free.size))
-        offset += target.size
-    needed = np.concatenate(need)
+    needed = np.concatenate(
+        [np.rint(t.target) - np.bincount(t.cell, weights=low, minlength=t.target.size) for t in tables]
+    )
     if free.size == 0:
         return None if np.any(np.abs(needed) > 0.5) else low.astype(np.int64)
-    a = sp.csr_array(
-        (np.ones(free.size * len(rows)), (np.concatenate(rows), np.concatenate(cols))), (offset, free.size)
-    )
+    offsets = np.cumsum([0] + [t.target.size for t in tables])[:-1]
+    rows = np.concatenate([o + t.cell[free] for o, t in zip(offsets, tables, strict=True)])
+    cols = np.tile(np.arange(free.size), len(tables))
+    a = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(needed.size, free.size))
     result = milp(
         c=1.0 - 2.0 * fraction[free],
         constraints=LinearConstraint(a, needed, needed),
@@ -114,6 +133,6 @@ def controlled_integers(
     )
     if result.x is None:
         return None
-    out = low.ravel()
+    out = low.copy()
     out[free] += np.rint(result.x)
-    return out.reshape(fit.shape).astype(np.int64)
+    return out.astype(np.int64)
