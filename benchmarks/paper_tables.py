@@ -369,11 +369,11 @@ rounding (the paper's random rounding) it is higher on the marginal tables, as i
 0.036 against 0.021, citizenship 0.216 against 0.010), but not on every bivariate table (age x
 NUTS2 0.109 against 0.165, occupation x age 18.4 against 22.6; paper: rounding lower on every
 bivariate table but gender and activity x NUTS2). Median entropy 2.829 against 2.824 before (paper: 2.36 unchanged); Cramer's V
-of the NUTS2 tables within 1.4% except gender x NUTS2, whose V is 0.0004 (-17%; paper: no change).
+of the NUTS2 tables within 1.4% except gender x NUTS2, whose V is 0.0004 (-19%; paper: no change).
 With the additivity the paper describes restored (*IPF*: fitted to the seven one-way margins and the
 two NUTS2 totals, then each cell rounded down or up so that all of them are exact), the marginal
-RADs are 0 by construction, the NUTS2 tables come closer (citizenship x NUTS2 0.060 against 0.440)
-and the tables with age, which are not fitted, stay where they were; 4.0 s against 0.3 s.
+RADs are 0 by construction, the NUTS2 tables come closer (citizenship x NUTS2 0.067 against 0.440)
+and the tables with age, which are not fitted, stay where they were; 3.9 s against 0.4 s.
 
 **Same order of magnitude where the methods compare.** Seed 000 perturbed the 245,700 interior cells and
 summed them into its tables; the like-for-like column is *CKM D5 V3 js2, margins summed*. Its summed

@@ -6,14 +6,13 @@ distribution ``t`` of the values, ``R = P Q`` with the backward matrix
 ``Q[k, j] = P[j, k] t[j] / (t P)[k]`` is stochastic and invariant, ``t R = t``. Shlomo and Young
 (2008) apply it to the cell values of census tables; Shlomo (2009), 3.2.2, to the Eurostat
 hypercube with the number of cells moved from each value to each other fixed to its expectation
-("without replacement"), which :func:`transition_counts` makes integral.
+("without replacement"), which :func:`transition_counts` makes integral without bias.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from cubeguard.errors import InternalError
 
@@ -63,44 +62,84 @@ def invariant_matrix(p: FloatArray, t: FloatArray) -> FloatArray:
     return r
 
 
-def transition_counts(t: IntArray, r: FloatArray) -> IntArray:
-    """How many cells of each value move to each value: ``t[i] R[i, j]`` made integral, margins kept.
+def transition_counts(t: IntArray, r: FloatArray, u: float) -> IntArray:
+    """How many cells of each value move to each value: ``t[i] R[i, j]`` made integral, unbiased, margins kept.
 
-    Each count is the floor or the ceiling of its expectation, every row adds up to ``t[i]`` (each
-    cell moves once) and every column to ``t[j]`` (the distribution of values is kept exactly), and
-    the sum of absolute differences from the expectations is least. Such a matrix exists because
-    the expectations have these integral margins (an invariant ``R``) and the constraints are a
-    transportation problem, whose matrix is totally unimodular (Cox 1987); HiGHS finds it.
+    Each count is the floor or the ceiling of its expectation, the ceiling with probability the
+    expectation's fraction (so the expected count is ``t[i] R[i, j]`` and the perturbation stays
+    unbiased), every row adds up to ``t[i]`` (each cell moves once) and every column to ``t[j]``
+    (the distribution of values is kept exactly). The fractions form a bipartite graph (from-values,
+    to-values) whose every vertex has an integral sum, because ``R`` is stochastic and invariant;
+    dependent rounding (Gandhi, Khuller, Parthasarathy and Srinivasan 2006, section 2) moves the
+    fractions around one cycle at a time, each step keeping every sum and each fraction's
+    expectation, until all are 0 or 1. ``u`` (one draw in [0, 1) per group) seeds its choices.
 
-    >>> transition_counts(np.array([3, 1]), invariant_matrix(base_matrix(2, 0.5, 1), np.array([3.0, 1.0]))).tolist()
-    [[2, 1], [1, 0]]
+    >>> transition_counts(np.array([3, 1]), invariant_matrix(base_matrix(2, 0.5, 1), np.array([3.0, 1.0])), 0.25).tolist()
+    [[3, 0], [0, 1]]
 
     Raises:
-        InternalError: HiGHS finds no such matrix (it exists whenever ``t R = t``).
+        InternalError: the fractions do not close into cycles (``t R`` is not ``t``).
     """
     expected = t[:, None] * r
     low = np.floor(expected + 1e-9)
-    fraction = np.clip(expected - low, 0.0, 1.0)
-    free = fraction > 1e-9
-    n = int(free.sum())
-    if n == 0:
-        return low.astype(np.int64)
-    rows, cols = np.nonzero(free)
-    states = t.size
-    a = np.zeros((2 * states, n))
-    a[rows, np.arange(n)] = 1.0
-    a[states + cols, np.arange(n)] = 1.0
-    need = np.rint(np.concatenate([t - low.sum(axis=1), t - low.sum(axis=0)]))
-    result = milp(
-        c=1.0 - 2.0 * fraction[rows, cols],
-        constraints=LinearConstraint(a, need, need),
-        integrality=np.ones(n),
-        bounds=Bounds(0.0, 1.0),
-    )
-    if result.x is None:
+    x = np.clip(expected - low, 0.0, 1.0)
+    x[x < 1e-9] = 0.0
+    x[x > 1 - 1e-9] = 1.0
+    rng = np.random.default_rng(int(u * 2.0**53))
+    while True:
+        cycle = _fractional_cycle(x)
+        if cycle is None:
+            break
+        _shift(x, cycle, rng)
+    counts = (low + np.rint(x)).astype(np.int64)
+    if np.any(counts.sum(axis=1) != t) or np.any(counts.sum(axis=0) != t):
         raise InternalError(
-            "stochastic perturbation found no integral transition counts for an invariant matrix; this is a bug"
+            "stochastic perturbation lost a margin of its transition counts; this is a bug in cubeguard"
         )
-    counts = low.copy()
-    counts[rows, cols] += np.rint(result.x)
-    return counts.astype(np.int64)
+    return counts
+
+
+def _fractional_cycle(x: FloatArray) -> list[tuple[int, int]] | None:
+    """A cycle of fractional entries of ``x``, alternating along a row and a column; None when none is left.
+
+    Every row and column with a fractional entry has at least two (its sum is an integer), so a walk
+    that never takes the edge it came by meets a vertex again; the edges since its first visit are a
+    simple cycle of even length, each of its vertices on one even and one odd edge.
+    """
+    frac = (x > 0.0) & (x < 1.0)
+    first = np.argwhere(frac)
+    if first.size == 0:
+        return None
+    seen: dict[tuple[str, int], int] = {}
+    path: list[tuple[int, int]] = []
+    vertex, came = ("r", int(first[0][0])), (-1, -1)
+    while vertex not in seen:
+        seen[vertex] = len(path)
+        side, k = vertex
+        ends = np.flatnonzero(frac[k] if side == "r" else frac[:, k]).tolist()
+        edges = [e for e in ([(k, j) for j in ends] if side == "r" else [(i, k) for i in ends]) if e != came]
+        if not edges:
+            raise InternalError("stochastic perturbation found a lone fraction in its transition counts; this is a bug")
+        came = edges[0]
+        path.append(came)
+        vertex = ("c", came[1]) if side == "r" else ("r", came[0])
+    return path[seen[vertex] :]
+
+
+def _shift(x: FloatArray, cycle: list[tuple[int, int]], rng: np.random.Generator) -> None:
+    """Add ``+a`` and ``-a`` alternately around ``cycle``, ``a`` chosen so each entry keeps its expectation."""
+    plus, minus = cycle[0::2], cycle[1::2]
+    xp = np.array([x[e] for e in plus])
+    xm = np.array([x[e] for e in minus])
+    up = min(float((1.0 - xp).min()), float(xm.min()))  # the largest step with + on plus
+    down = min(float(xp.min()), float((1.0 - xm).min()))  # the largest step with - on plus
+    step = up if rng.random() < down / (up + down) else -down
+    for e in plus:
+        x[e] = min(max(x[e] + step, 0.0), 1.0)
+    for e in minus:
+        x[e] = min(max(x[e] - step, 0.0), 1.0)
+    for e in cycle:  # entries within rounding error of 0 or 1 are integral
+        if x[e] < 1e-9:
+            x[e] = 0.0
+        elif x[e] > 1 - 1e-9:
+            x[e] = 1.0

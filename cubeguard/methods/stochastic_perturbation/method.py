@@ -37,9 +37,10 @@ def perturb_cube(
     counts = np.asarray(cube["count"].values, dtype=np.int64)
     found = hierarchies(cube)
     index = leaf_index(cube, found)
-    group, _ = control_groups(cube, step.control, step.control_depth, index, found)
+    group, totals = control_groups(cube, step.control, step.control_depth, index, found)
     inner = interior(counts, index)
-    moved = perturb(inner.ravel(), interior(uniforms(cube, seed), index).ravel(), group.ravel(), spec)
+    u = uniforms(cube, seed)
+    moved = perturb(inner.ravel(), interior(u, index).ravel(), group.ravel(), u.ravel()[totals], spec)
     moved = moved.reshape(inner.shape)
     report: dict[str, object] = {"groups": int(group.max(initial=0)) + 1, "fitted_tables": 0}
     tables = _tables(cube, inner, step.fit)

@@ -10,7 +10,7 @@ from cubeguard.methods.base import CellSeed, Control, ControlDepth, CubeStep
 from cubeguard.secrets import EnvSecret, PrefectSecret
 
 Diagonal = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)] | EnvSecret | PrefectSecret
-Band = Annotated[int, Field(ge=1, le=1000)] | EnvSecret | PrefectSecret
+Band = Annotated[int, Field(ge=1, le=100)] | EnvSecret | PrefectSecret
 
 
 class StochasticPerturbationStep(CubeStep):
@@ -37,7 +37,11 @@ class StochasticPerturbationStep(CubeStep):
     method: Literal["stochastic_perturbation"]
     name: str = "stochastic_perturbation"
     cap: int = Field(
-        default=10, ge=1, le=1000, strict=True, description="Largest perturbed count (public); larger cells are kept."
+        default=10,
+        ge=1,
+        le=100,
+        strict=True,
+        description="Largest perturbed count (public, at most 100); larger cells are kept.",
     )
     perturb_zeros: bool = Field(default=False, description="Perturb cells of count 0 too (public).")
     diagonal: Diagonal = Field(
