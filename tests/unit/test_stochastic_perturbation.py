@@ -230,12 +230,12 @@ def test_controlled_integers_keep_every_fitted_margin_or_say_none_exists() -> No
 
 
 def test_a_fit_that_cannot_be_kept_exact_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(method, "controlled_integers", lambda fitted, targets: None)
+    monkeypatch.setattr(method, "controlled_integers", lambda fitted, tables, limit: None)
     with pytest.raises(
         CubeguardError,
-        match=r"cube '\?': no rounding of the fitted cells keeps every cell of the 2 margin "
-        r"tables of 'fit' of step 'stochastic_perturbation' and the control totals exact; fit fewer tables, "
-        r"or set 'rounding' to 'interior'",
+        match=r"cube '\?': HiGHS found no rounding of the fitted cells that keeps every cell of the 2 margin tables of "
+        r"'fit' of step 'stochastic_perturbation' and the control totals exact \(none exists, or none within 600 s\); "
+        r"fit fewer tables, or set 'rounding' to 'interior'$",
     ):
         METHOD.prepare(step(fit=[["AGE"], ["SEX"]]))(_areas_cube())
 

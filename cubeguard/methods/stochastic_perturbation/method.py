@@ -26,6 +26,9 @@ from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, pertu
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
 from cubeguard.methods.stochastic_perturbation.restore import Fit, Table, controlled_integers, ipf, table_of, table_over
 
+#: How long HiGHS may look for the controlled rounding of one cube's fitted interior.
+CONTROLLED_LIMIT_S = 600.0
+
 #: The cube attribute holding the step's report (JSON): public facts, no counts and no parameter.
 REPORT_ATTR = "stochastic_perturbation"
 
@@ -61,12 +64,13 @@ def _integers(fitted: FloatArray, tables: list[Table], step: StochasticPerturbat
     """The fitted interior (flat) as integers: rounded under control to the fitted tables, or to nearest."""
     if step.rounding == "interior":
         return np.rint(fitted).astype(np.int64)
-    out = controlled_integers(fitted, tables)
+    out = controlled_integers(fitted, tables, CONTROLLED_LIMIT_S)
     if out is None:
         raise CubeguardError(
-            f"cube {cube.attrs.get('cube_id', '?')!r}: no rounding of the fitted cells keeps every cell of the "
-            f"{len(tables) - 1} margin tables of 'fit' of step {step.name!r} and the control totals exact; fit "
-            "fewer tables, or set 'rounding' to 'interior'"
+            f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the fitted cells that keeps every "
+            f"cell of the {len(tables) - 1} margin tables of 'fit' of step {step.name!r} and the control totals "
+            f"exact (none exists, or none within {CONTROLLED_LIMIT_S:g} s); fit fewer tables, or set 'rounding' to "
+            "'interior'"
         )
     return out
 
