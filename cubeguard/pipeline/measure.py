@@ -15,8 +15,12 @@ from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import InternalError
 from cubeguard.measures.rounding import RoundingParams
 from cubeguard.measures.table import MeasureSpec, measure_cubes
+from cubeguard.methods import stochastic_perturbation
 from cubeguard.methods.controlled_rounding import REPORT_ATTR
 from cubeguard.methods.registry import CUBE_METHODS
+
+#: The public facts of a stochastic perturbation (its cube attribute) shown as measures, scope ``cube``.
+PERTURBATION_FACTS = ("groups", "fitted_tables", "ipf_cycles", "ipf_max_gap")
 
 
 def cube_pairs(release: Release) -> dict[str, tuple[xr.Dataset, xr.Dataset]]:
@@ -84,7 +88,33 @@ def measure_release(release: Release, spec: MeasureSpec | None = None) -> Path:
     pairs = cube_pairs(release)
     rounded = {c: r for c, (_, p) in pairs.items() if (r := rounding_params(release, c, p.attrs)) is not None}
     table: pd.DataFrame = measure_cubes(pairs, spec or MeasureSpec(), workers=2, rounded=rounded)
+    table = _with_perturbation_facts(release, table, {c: p.attrs for c, (_, p) in pairs.items()})
     target = measures_file(release)
     target.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(target)
     return target
+
+
+def _with_perturbation_facts(
+    release: Release, table: pd.DataFrame, attrs: Mapping[str, Mapping[Any, Any]]
+) -> pd.DataFrame:
+    """``table`` with, for each cube a stochastic perturbation published last, its public facts as ``perturbation_*@cube``.
+
+    The control groups, the margin tables fitted, and IPF's cycles and largest gap (Shlomo 2009,
+    3.2.2): how far the fit got, which the generic measures do not say. Other cubes get no value.
+    """
+    rows: dict[str, dict[str, float]] = {}
+    for cube_id, cube_attrs in attrs.items():
+        step = _last_protection(release, cube_id)
+        if step is None or step.method != stochastic_perturbation.METHOD.name:
+            continue
+        report = cube_attrs.get(stochastic_perturbation.REPORT_ATTR)
+        report = json.loads(report) if isinstance(report, str) else report
+        if not isinstance(report, dict):
+            raise InternalError(
+                f"cube {cube_id!r} lacks its stochastic perturbation report; this is a bug in cubeguard"
+            )
+        rows[cube_id] = {f"perturbation_{k}@cube": float(report[k]) for k in PERTURBATION_FACTS if k in report}
+    if not rows:
+        return table
+    return table.join(pd.DataFrame.from_dict(rows, orient="index"), how="left")
