@@ -42,10 +42,10 @@ class Table:
 
 def table_over(original: FloatArray, axes: Sequence[int]) -> Table:
     """The margin table of ``original`` (the interior, shaped) over ``axes``, its target the original sums."""
-    index = np.indices(original.shape).reshape(original.ndim, -1)
-    shape = tuple(original.shape[a] for a in axes)
-    cell = np.ravel_multi_index(tuple(index[a] for a in axes), shape) if axes else np.zeros(original.size, np.int64)
-    return table_of(np.asarray(cell, dtype=np.int64), original.ravel())
+    kept = [n if a in axes else 1 for a, n in enumerate(original.shape)]
+    labels = np.arange(int(np.prod(kept)), dtype=np.int64).reshape(kept)  # the margin cells, in C order
+    cell = np.broadcast_to(labels, original.shape).ravel()  # one label per interior cell, not an index grid
+    return table_of(cell, original.ravel())
 
 
 def table_of(cell: IntArray, original: FloatArray) -> Table:
