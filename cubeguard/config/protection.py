@@ -39,6 +39,14 @@ def protection_problems(cfg: ReleaseConfig, add: Callable[[KeyPath, str], None])
                 f"add one to steps (e.g. cell_key) {_HOW}",
             )
     gates = cfg.gates
+    for i, pre in enumerate(cfg.pre_tabular):
+        promised = getattr(method_of(pre), "forbids", ())
+        if missing := sorted(set(promised) - set(gates.forbidden_values)):
+            add(
+                ("pre_tabular", i),
+                f"step {pre.name!r} promises that no table holds a count of {', '.join(map(str, promised))}; "
+                f"add {missing} to gates.forbidden_values so the gate blocks a release that breaks the promise",
+            )
     if not gates.forbidden_values and gates.max_small_cells_unchanged is None:
         add(
             ("gates",),
@@ -59,13 +67,18 @@ def require_protection(release: object) -> None:
 
 
 def additive_cubes(cfg: ReleaseConfig) -> frozenset[str]:
-    """The cubes whose last post-tabular step publishes them additive (the additivity gate blocks on them)."""
+    """The cubes published additive, on which the additivity gate blocks.
+
+    A cube no post-tabular step applies to is tabulated from the (changed) microdata, so it is
+    additive; otherwise its last post-tabular step decides.
+    """
     last: dict[str, object] = {}
     every = [c.id for c in cfg.hypercubes]
     for step in cfg.steps:
         for cube in step.cubes if step.cubes is not None else every:
             last[cube] = step
-    return frozenset(cube for cube, step in last.items() if _publishes_additive(step))
+    untouched = {cube for cube in every if cube not in last} if cfg.pre_tabular else set()
+    return frozenset(untouched | {cube for cube, step in last.items() if _publishes_additive(step)})
 
 
 def _publishes_additive(step: object) -> bool:

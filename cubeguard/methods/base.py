@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -26,6 +26,7 @@ import pandas as pd
 import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
 
 KeyPath = tuple[str | int, ...]
@@ -122,6 +123,27 @@ class MicrodataStep(StepModel):
         """This step with id columns it leaves unset taken from the release's input."""
         return self
 
+    def with_tables(self, tables: TableSet) -> MicrodataStep:
+        """This step told the release's tables (a method that controls them keeps them; others ignore them)."""
+        return self
+
+
+@dataclass(frozen=True)
+class TableSet:
+    """The release's tables, as a pre-tabular method that controls them (SAFE) is told them at run time.
+
+    Attributes:
+        breakdowns: every breakdown the config declares, by id.
+        cubes: each hypercube's id and breakdown ids, in config order.
+    """
+
+    breakdowns: Mapping[str, Breakdown]
+    cubes: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def __repr__(self) -> str:
+        """The cubes only: the breakdowns' arrays would fill a screen."""
+        return f"TableSet(cubes={self.cubes!r})"
+
 
 @dataclass(frozen=True)
 class CheckContext:
@@ -145,6 +167,8 @@ class CheckContext:
     household_id: str | None = None
     person_id: str | None = None
     breakdowns: frozenset[str] = frozenset()
+    #: Per hypercube id, why it counts other than all records (e.g. "counts households"); absent: all persons.
+    subpopulations: Mapping[str, str] = field(default_factory=dict)
 
     def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
         """The post-tabular steps before (or, with ``later``, after) this one that protect some of its cubes.
@@ -253,6 +277,8 @@ class MicrodataMethod(Generic[M]):
         apply: the method on a frame of those columns, with the step resolved and its seed.
         check: config-time checks beyond the model's own (see :class:`CheckContext`).
         files: the input files a step reads: their content is part of the run key and the audit.
+        forbids: counts no table of the changed microdata can hold (SAFE: 1 and 2); the release's
+            ``gates.forbidden_values`` must then include them, so the gate blocks on the promise.
     """
 
     model: type[M]
@@ -261,6 +287,7 @@ class MicrodataMethod(Generic[M]):
     apply: Callable[[pd.DataFrame, M, int], Swapped]
     check: Callable[[M, CheckContext], list[Problem]] = _no_problems
     files: Callable[[M], list[Path]] = _no_files
+    forbids: tuple[int, ...] = ()
     kind: Literal["pre_tabular"] = "pre_tabular"
 
     @property

@@ -22,6 +22,7 @@ from cubeguard.methods import (
     ons_household_swap,
     random_rounding,
     random_swap,
+    safe,
     semi_controlled_rounding,
     small_cell_adjustment,
     stochastic_perturbation,
@@ -43,6 +44,7 @@ METHODS: tuple[Method, ...] = (
     random_swap.METHOD,
     ons_household_swap.METHOD,
     ons_communal_swap.METHOD,
+    safe.METHOD,
 )
 
 BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from cubeguard.config.load import Release
 from cubeguard.cubes.encode import population_mask
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.base import MicrodataMethod, MicrodataStep, Swapped
+from cubeguard.methods.base import MicrodataMethod, MicrodataStep, Swapped, TableSet
 from cubeguard.methods.registry import MICRODATA_METHODS
 from cubeguard.microdata.read import iter_batches
 from cubeguard.pipeline.steps import resolved_step
@@ -63,6 +63,7 @@ def _run_step(
     method = MICRODATA_METHODS[step.method]
     inp = release.config.input
     resolved = resolved_step(step, where, resolver).with_ids(inp.household_id, inp.person_id)
+    resolved = resolved.with_tables(release_tables(release))
     seed = resolved.seed
     if not isinstance(seed, int) or seed < 0:  # the config check saw inline seeds; this is a reference
         raise CubeguardError(f"{where}.seed: the seed must be a non-negative integer; change the secret")
@@ -75,6 +76,12 @@ def _run_step(
     internal.mkdir(parents=True, exist_ok=True)
     (internal / f"{step.name}_report.json").write_text(json.dumps(report, indent=2))
     return result
+
+
+def release_tables(release: Release) -> TableSet:
+    """The release's breakdowns and hypercubes, as a pre-tabular step that controls tables is told them."""
+    cubes = tuple((c.id, tuple(c.breakdowns)) for c in release.config.hypercubes)
+    return TableSet(breakdowns=release.breakdowns, cubes=cubes)
 
 
 def _read(

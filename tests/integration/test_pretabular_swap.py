@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from cubeguard.config import load_release
 from cubeguard.io.csv_input import iter_csv_batches
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.tabulation import tabulate_release
+from tests.course import course_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "external" / "censusprotection"
@@ -22,16 +22,9 @@ pytestmark = pytest.mark.skipif(not DATA.exists(), reason="shared course data no
 
 def _config(tmp: Path, **changes: str) -> Path:
     """The shipped swap config, writing into ``tmp``, with step values replaced."""
-    text = (ROOT / "configs" / "censusprotection-swap.yaml").read_text()
-    text = text.replace("folder: ../work/censusprotection-swap", f"folder: {tmp / 'out'}")
-    for key, value in changes.items():
-        text = text.replace(f"    {key}: ", f"    {key}: {value}  # was: ", 1)
-    shutil.copytree(ROOT / "configs" / "classifications" / "course", tmp / "classifications" / "course")
-    text = text.replace("../../shared", str(ROOT.parent / "shared"))
-    (tmp / "c.yaml").write_text(text)
-    for f in (tmp / "classifications" / "course").glob("*.yaml"):
-        f.write_text(f.read_text().replace("../../../../shared", str(ROOT.parent / "shared")))
-    return tmp / "c.yaml"
+    return course_config(
+        tmp, "censusprotection-swap", {f"    {key}: ": f"    {key}: {value}  # was: " for key, value in changes.items()}
+    )
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from cubeguard.config import Release, load_release
 from cubeguard.errors import InternalError
 from cubeguard.methods.identity import IdentityStep
 from cubeguard.methods.registry import BY_NAME
+from cubeguard.methods.safe import Bounds
 from cubeguard.publish.manifest import SCHEMA, build_manifest, public_step
 from cubeguard.publish.public_store import PublishedCube
 from tests.conftest import TINY_CONFIG
@@ -169,6 +170,7 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
         | {"household_size", "matching", "risk_variables", "risk_thresholds", "high_risk_weight"}
         | {"max_area_share", "delivery_group", "imputed"},
     ),
+    "safe": ({"tables", "start", "target", "correction_steps", "window", "time_limit"}, {"seed", "report_cubes"}),
 }
 STEP_MODELS = [m.model for m in BY_NAME.values()]
 
@@ -195,7 +197,14 @@ def test_every_step_field_is_classified_public_or_withheld(model: type[BaseModel
 @pytest.mark.parametrize("model", STEP_MODELS, ids=_method)
 def test_the_whitelist_shows_the_public_fields_and_nothing_else(model: type[BaseModel]) -> None:
     public = FIELDS.get(_method(model), ({"hierarchy"}, set()))[0]
-    values: dict[str, object] = {"hierarchy": ["region"], "swap_columns": ["region"], "unit": "records"}
+    bounds = Bounds(one=3, other=5)
+    values: dict[str, object] = {
+        "hierarchy": ["region"],
+        "swap_columns": ["region"],
+        "unit": "records",
+        "start": bounds,
+        "target": bounds,
+    }
     step = model.model_construct(**{f: values.get(f, 0) for f in model.model_fields if f in public})
     shown = BY_NAME[_method(model)].public(step)
     assert set(shown) == public

@@ -1,0 +1,301 @@
+"""The SAFE heuristic's tight loops (numba): evaluate and make moves of records between elementary cells.
+
+A move takes ``m`` records of elementary cell ``j`` to elementary cell ``k`` (their category values
+become ``k``'s). Every controlled cell holding ``j`` but not ``k`` loses ``m``, every one holding
+``k`` but not ``j`` gains ``m``, the others do not change; so each touched cell changes by exactly
+``m`` and a move's effect on the bounds can be read cell by cell before it is made.
+
+* :func:`feasible_sweep` is model 2 of Höhne (2011, 2.1.1): for each unsafe cell (1 or 2 records),
+  the move among its candidates that removes the most unsafe cells while every controlled cell
+  stays within its bound ``w + b``, ties to the smallest growth of the squared deviations.
+* :func:`repair_sweep` is model 3 (2.1.2): after the bounds were tightened, moves that keep every
+  elementary cell at 0 or at least 3 and lower the total excess over the bounds.
+
+Candidates for a cell are its neighbours in one sort order of the elementary cells per variable
+(that variable last), so they first differ from it in that variable only, then in few others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MAX_DIMS = 16
+
+
+@njit(cache=True, nogil=True)
+def _chain(t, d, c, ptr, cstart):  # type: ignore[no-untyped-def]
+    b = ptr[t, d] + c
+    return cstart[b], cstart[b + 1]
+
+
+@njit(cache=True, nogil=True)
+def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx):  # type: ignore[no-untyped-def]
+    """Every cell of table ``t`` holding ``a`` but not ``b``; each changes by ``m``.
+
+    ``mode`` 0 returns (excess change, squared-deviation change, violated before) without changing
+    anything; mode 1 adds ``m`` to each cell's deviation.
+    """
+    n = nd[t]
+    for d in range(n):
+        v = var[t, d]
+        sa, ea = _chain(t, d, cats_a[v], ptr, cstart)
+        sb, eb = _chain(t, d, cats_b[v], ptr, cstart)
+        lens[d] = ea - sa
+        starts[d] = sa
+        p = 0
+        while sa + p < ea and sb + p < eb and cval[sa + p] == cval[sb + p]:
+            p += 1
+        prefix[d] = p
+        if lens[d] == 0:
+            return 0, 0, 0
+    shared_all = True
+    for d in range(n):
+        if prefix[d] < lens[d]:
+            shared_all = False
+    if shared_all:
+        return 0, 0, 0
+    for d in range(n):
+        idx[d] = 0
+    excess = 0
+    square = 0
+    before = 0
+    while True:
+        shared = True
+        cell = base[t]
+        for d in range(n):
+            cell += cval[starts[d] + idx[d]]
+            if idx[d] >= prefix[d]:
+                shared = False
+        if not shared:
+            old = dev[cell]
+            new = old + m
+            if mode == 1:
+                dev[cell] = new
+            else:
+                lim = bound[cell]
+                eo = abs(old) - lim
+                en = abs(new) - lim
+                if eo > 0:
+                    before += 1
+                excess += (en if en > 0 else 0) - (eo if eo > 0 else 0)
+                square += new * new - old * old
+        d = n - 1
+        while d >= 0:
+            idx[d] += 1
+            if idx[d] < lens[d]:
+                break
+            idx[d] = 0
+            d -= 1
+        if d < 0:
+            break
+    return excess, square, before
+
+
+@njit(cache=True, nogil=True)
+def evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
+    """(excess change, squared-deviation change) of moving ``m`` records from ``j`` to ``k``."""
+    lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
+    excess = 0
+    square = 0
+    for t in range(nd.size):
+        e1, s1, _ = _visit(
+            t, cats[j], cats[k], -m, 0, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
+        )
+        e2, s2, _ = _visit(
+            t, cats[k], cats[j], m, 0, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
+        )
+        excess += e1 + e2
+        square += s1 + s2
+    return excess, square
+
+
+@njit(cache=True, nogil=True)
+def move(j, k, m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log):  # type: ignore[no-untyped-def]
+    """Make the move and log it; returns the new log length."""
+    lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
+    for t in range(nd.size):
+        _visit(t, cats[j], cats[k], -m, 1, nd, var, ptr, cstart, cval, base, dev, dev, lens, starts, prefix, idx)
+        _visit(t, cats[k], cats[j], m, 1, nd, var, ptr, cstart, cval, base, dev, dev, lens, starts, prefix, idx)
+    y[j] -= m
+    y[k] += m
+    log[n_log, 0] = j
+    log[n_log, 1] = k
+    log[n_log, 2] = m
+    return n_log + 1
+
+
+@njit(cache=True, nogil=True)
+def _cells(t, row, nd, var, ptr, cstart, cval, base, scratch, buf):  # type: ignore[no-untyped-def]
+    """Every cell of table ``t`` holding the elementary cell of categories ``row``, into ``buf``; returns how many."""
+    lens, starts, idx = scratch[0], scratch[1], scratch[3]
+    n = nd[t]
+    for d in range(n):
+        s, e = _chain(t, d, row[var[t, d]], ptr, cstart)
+        lens[d] = e - s
+        starts[d] = s
+        idx[d] = 0
+        if e == s:
+            return 0
+    count = 0
+    while True:
+        cell = base[t]
+        for d in range(n):
+            cell += cval[starts[d] + idx[d]]
+        buf[count] = cell
+        count += 1
+        d = n - 1
+        while d >= 0:
+            idx[d] += 1
+            if idx[d] < lens[d]:
+                break
+            idx[d] = 0
+            d -= 1
+        if d < 0:
+            return count
+
+
+@njit(cache=True, nogil=True)
+def tabulate(y, cats, nd, var, ptr, cstart, cval, base, out, buf):  # type: ignore[no-untyped-def]
+    """Add every elementary cell's count to every controlled cell holding it (the original ``a``)."""
+    scratch = np.zeros((4, MAX_DIMS), np.int64)
+    for j in range(y.size):
+        if y[j] == 0:
+            continue
+        for t in range(nd.size):
+            count = _cells(t, cats[j], nd, var, ptr, cstart, cval, base, scratch, buf)
+            for c in range(count):
+                out[buf[c]] += y[j]
+
+
+@njit(cache=True, nogil=True)
+def _unsafe(v):  # type: ignore[no-untyped-def]
+    return 1 if v == 1 or v == 2 else 0
+
+
+@njit(cache=True, nogil=True)
+def feasible_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log):  # type: ignore[no-untyped-def]
+    """One pass of model 2 over the unsafe cells in ``order``; returns (new log length, moves made).
+
+    Stops early when the log is full (the caller grows it and calls again).
+    """
+    scratch = np.zeros((4, MAX_DIMS), np.int64)
+    n = y.size
+    made = 0
+    for j in order:
+        if _unsafe(y[j]) == 0:
+            continue
+        if n_log + 1 >= log.shape[0]:
+            break
+        best_gain = 0
+        best_sq = 0
+        best_from = -1
+        best_to = -1
+        best_m = 0
+        for v in range(ranks.shape[0]):
+            r = ranks[v, j]
+            for step in range(1, window + 1):
+                for side in (-1, 1):
+                    p = r + side * step
+                    if p < 0 or p >= n:
+                        continue
+                    k = orders[v, p]
+                    if y[k] == 0:
+                        continue
+                    yj = y[j]
+                    yk = y[k]
+                    # j's records to k
+                    gain = _unsafe(yk + yj) - _unsafe(yk) - 1
+                    if gain < best_gain or (gain == best_gain and gain < 0):
+                        ex, sq = evaluate(j, k, yj, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                        if ex <= 0 and (gain < best_gain or sq < best_sq):
+                            best_gain, best_sq, best_from, best_to, best_m = gain, sq, j, k, yj
+                    # enough of k's records to j to make it 3
+                    need = 3 - yj
+                    if yk >= need:
+                        gain = _unsafe(yk - need) - _unsafe(yk) - 1
+                        if gain < best_gain or (gain == best_gain and gain < 0):
+                            ex, sq = evaluate(k, j, need, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                            if ex <= 0 and (gain < best_gain or sq < best_sq):
+                                best_gain, best_sq, best_from, best_to, best_m = gain, sq, k, j, need
+        if best_from >= 0:
+            n_log = move(
+                best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
+            )
+            made += 1
+    return n_log, made
+
+
+@njit(cache=True, nogil=True)
+def _violations(j, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, buf):  # type: ignore[no-untyped-def]
+    """(cells holding ``j`` above their bound, below it)."""
+    high = 0
+    low = 0
+    for t in range(nd.size):
+        count = _cells(t, cats[j], nd, var, ptr, cstart, cval, base, scratch, buf)
+        for c in range(count):
+            cell = buf[c]
+            if dev[cell] > bound[cell]:
+                high += 1
+            elif dev[cell] < -bound[cell]:
+                low += 1
+    return high, low
+
+
+@njit(cache=True, nogil=True)
+def _giveable(v):  # type: ignore[no-untyped-def]
+    """Records a safe cell can give and stay safe: one from 4 or more, all three from 3."""
+    if v >= 4:
+        return 1
+    if v == 3:
+        return 3
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def repair_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, buf):  # type: ignore[no-untyped-def]
+    """One pass of model 3: each cell in a violated controlled cell tries the best safe move; returns (log length, moves)."""
+    scratch = np.zeros((4, MAX_DIMS), np.int64)
+    n = y.size
+    made = 0
+    for j in order:
+        if y[j] < 3:
+            continue
+        if n_log + 1 >= log.shape[0]:
+            break
+        high, low = _violations(j, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, buf)
+        if high == 0 and low == 0:
+            continue
+        best_ex = 0
+        best_sq = 0
+        best_from = -1
+        best_to = -1
+        best_m = 0
+        for v in range(ranks.shape[0]):
+            r = ranks[v, j]
+            for step in range(1, window + 1):
+                for side in (-1, 1):
+                    p = r + side * step
+                    if p < 0 or p >= n:
+                        continue
+                    k = orders[v, p]
+                    if y[k] < 3:
+                        continue
+                    if high > 0:
+                        m = _giveable(y[j])
+                        if m > 0:
+                            ex, sq = evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                            if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
+                                best_ex, best_sq, best_from, best_to, best_m = ex, sq, j, k, m
+                    if low > 0:
+                        m = _giveable(y[k])
+                        if m > 0:
+                            ex, sq = evaluate(k, j, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                            if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
+                                best_ex, best_sq, best_from, best_to, best_m = ex, sq, k, j, m
+        if best_from >= 0:
+            n_log = move(
+                best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
+            )
+            made += 1
+    return n_log, made
