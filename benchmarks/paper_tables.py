@@ -237,6 +237,14 @@ def methods() -> list[Method]:
             ],
         ),
         Method(
+            "safe",
+            "SAFE",
+            "SAFE (Höhne 2011): the persons moved between combinations of the cube's seven variables (at the "
+            "cube's levels) until none holds 1 or 2, every cell of the cube (totals too) kept within its bound, "
+            "start bounds 3 / 5 tightened by the paper's models 2 and 3",
+            pre_tabular=[{"method": "safe", "seed": 104}],
+        ),
+        Method(
             "ons",
             "ONS swap 5%",
             "ONS household swapping (swap rate 5%) then ONS communal-establishment swapping, parameters of "

@@ -34,7 +34,8 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
     """Every cell of table ``t`` holding ``a`` but not ``b``; each changes by ``m``.
 
     ``mode`` 0 returns (excess change, squared-deviation change, violated before) without changing
-    anything; mode 1 adds ``m`` to each cell's deviation.
+    anything; mode 1 adds ``m`` to each cell's deviation; mode 2 returns (1, 0, 0) at the first cell
+    that would leave its bound, else zeros.
     """
     n = nd[t]
     for d in range(n):
@@ -72,6 +73,9 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
             new = old + m
             if mode == 1:
                 dev[cell] = new
+            elif mode == 2:
+                if abs(new) > bound[cell]:
+                    return 1, 0, 0
             else:
                 lim = bound[cell]
                 eo = abs(old) - lim
@@ -174,24 +178,67 @@ def _unsafe(v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _touched(j, k, cats, nd, var, ptr, cstart, cval):  # type: ignore[no-untyped-def]
+    """How many controlled cells a move between ``j`` and ``k`` changes (cells holding one but not the other)."""
+    total = 0
+    for t in range(nd.size):
+        a = 1
+        b = 1
+        shared = 1
+        for d in range(nd[t]):
+            v = var[t, d]
+            sa, ea = _chain(t, d, cats[j, v], ptr, cstart)
+            sb, eb = _chain(t, d, cats[k, v], ptr, cstart)
+            p = 0
+            while sa + p < ea and sb + p < eb and cval[sa + p] == cval[sb + p]:
+                p += 1
+            a *= ea - sa
+            b *= eb - sb
+            shared *= p
+        total += a + b - 2 * shared
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _fits(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
+    """Whether moving ``m`` records from ``j`` to ``k`` keeps every controlled cell within its bound."""
+    lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
+    for t in range(nd.size):
+        if _visit(t, cats[j], cats[k], -m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx)[
+            0
+        ]:
+            return False
+        if _visit(t, cats[k], cats[j], m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx)[
+            0
+        ]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def feasible_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log):  # type: ignore[no-untyped-def]
     """One pass of model 2 over the unsafe cells in ``order``; returns (new log length, moves made).
 
-    Stops early when the log is full (the caller grows it and calls again).
+    For each unsafe cell, the candidate moves (its records to a neighbour, or enough of a
+    neighbour's records to it to make 3) are ranked by the unsafe cells they remove, most first,
+    then by how many controlled cells they change, fewest first; the first that keeps every
+    controlled cell within its bound is made. Stops early when the log is full (the caller grows
+    it and calls again).
     """
     scratch = np.zeros((4, MAX_DIMS), np.int64)
     n = y.size
     made = 0
+    size = ranks.shape[0] * window * 4
+    c_from = np.empty(size, np.int64)
+    c_to = np.empty(size, np.int64)
+    c_m = np.empty(size, np.int64)
+    c_key = np.empty(size, np.int64)
     for j in order:
         if _unsafe(y[j]) == 0:
             continue
         if n_log + 1 >= log.shape[0]:
             break
-        best_gain = 0
-        best_sq = 0
-        best_from = -1
-        best_to = -1
-        best_m = 0
+        count = 0
         for v in range(ranks.shape[0]):
             r = ranks[v, j]
             for step in range(1, window + 1):
@@ -204,25 +251,30 @@ def feasible_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, 
                         continue
                     yj = y[j]
                     yk = y[k]
-                    # j's records to k
-                    gain = _unsafe(yk + yj) - _unsafe(yk) - 1
-                    if gain < best_gain or (gain == best_gain and gain < 0):
-                        ex, sq = evaluate(j, k, yj, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
-                        if ex <= 0 and (gain < best_gain or sq < best_sq):
-                            best_gain, best_sq, best_from, best_to, best_m = gain, sq, j, k, yj
-                    # enough of k's records to j to make it 3
-                    need = 3 - yj
+                    touched = -1
+                    gain = _unsafe(yk + yj) - _unsafe(yk) - 1  # j's records to k
+                    if gain < 0:
+                        touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
+                        c_from[count], c_to[count], c_m[count] = j, k, yj
+                        c_key[count] = (gain + 3) * (1 << 40) + touched
+                        count += 1
+                    need = 3 - yj  # enough of k's records to j to make it 3
                     if yk >= need:
                         gain = _unsafe(yk - need) - _unsafe(yk) - 1
-                        if gain < best_gain or (gain == best_gain and gain < 0):
-                            ex, sq = evaluate(k, j, need, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
-                            if ex <= 0 and (gain < best_gain or sq < best_sq):
-                                best_gain, best_sq, best_from, best_to, best_m = gain, sq, k, j, need
-        if best_from >= 0:
-            n_log = move(
-                best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
-            )
-            made += 1
+                        if gain < 0:
+                            if touched < 0:
+                                touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
+                            c_from[count], c_to[count], c_m[count] = k, j, need
+                            c_key[count] = (gain + 3) * (1 << 40) + touched
+                            count += 1
+        ranked = np.argsort(c_key[:count], kind="mergesort")
+        for i in ranked:
+            if _fits(c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
+                n_log = move(
+                    c_from[i], c_to[i], c_m[i], y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
+                )
+                made += 1
+                break
     return n_log, made
 
 
