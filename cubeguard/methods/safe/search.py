@@ -2,7 +2,8 @@
 
 Model 2 (2.1.1) starts from the original elementary table (every deviation 0) and moves the records
 of unsafe cells (counts 1 and 2) until none is left, keeping every controlled cell within
-``w_i + b_i``; when a pass makes no move, both bounds grow by one, as in the paper. Model 3 (2.1.2)
+``w_i + b_i``; when a pass stagnates (removes less than 2 % of the unsafe cells left), both
+bounds grow by one, as in the paper. Model 3 (2.1.2)
 then tightens the bounds step by step, first the weights (Table 2: ``w_i`` lowered by one per
 correction step down to 0), then ``b`` (the multi-dimensional bound, then the one-dimensional),
 repairing the cells a tightening puts out of bounds with moves that keep every elementary cell
@@ -24,6 +25,8 @@ from cubeguard.methods.safe import kernel
 from cubeguard.methods.safe.controlled import Controlled, weights
 
 IntArray = npt.NDArray[np.int64]
+#: Model 2 stagnates (both bounds grow by one) when a pass removes less than this share of the unsafe cells.
+STALL_SHARE = 0.02
 #: Passes of model 3 over the cells at one tightening before it counts as stalled.
 MAX_REPAIR_PASSES = 30
 
@@ -152,7 +155,9 @@ def search(
     order = unsafe[rng.permutation(unsafe.size)]
     lim = bound(0, b_one, b_other)
     window = settings.window
+    left = unsafe.size
     while True:
+        before = left
         made = sweep(kernel.feasible_sweep, order, lim, window)
         left = int(np.count_nonzero((state.y == 1) | (state.y == 2)))
         if progress:
@@ -163,7 +168,7 @@ def search(
             raise InternalError("SAFE found no move for an unsafe cell among all cells; this is a bug in cubeguard")
         if made == 0 and b_other > total:  # the bounds no longer bind: every cell becomes a candidate
             window = counts.size
-        elif made == 0:
+        elif before - left < STALL_SHARE * before:
             b_one, b_other = b_one + 1, b_other + 1
             lim = bound(0, b_one, b_other)
         order = order[(state.y[order] == 1) | (state.y[order] == 2)]
