@@ -103,6 +103,7 @@ def run_case(case: str, persons: int, time_limit: float) -> dict[str, Any]:
 def markdown(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
     """The results file: one section per case, the paper's layout, then the comparison."""
     from cubeguard.methods.safe import markdown as tables
+    from cubeguard.methods.safe.deviations import schedule_markdown
 
     lines = [
         "# SAFE (Höhne 2011) on the course data, the seed 000 hypercube and the EU programme",
@@ -136,13 +137,7 @@ def markdown(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
     for r in results:
         rep = r["report"]
         lines += ["", f"## {r['case']}", "", "Bound schedule reached (model 2, then model 3's tightenings):", ""]
-        lines += ["| model | correction step | b (1-dim) | b (other) | moves | cells out of bound | kept | seconds |"]
-        lines += ["|---:|---:|---:|---:|---:|---:|---|---:|"]
-        lines += [
-            f"| {s['model']} | {s['correction_step']} | {s['bound_one']} | {s['bound_other']} | {s['moves']:,} | "
-            f"{s['violations']:,} | {'yes' if s['accepted'] else 'undone'} | {s['seconds']:.2f} |"
-            for s in rep["schedule"]
-        ]
+        lines += [schedule_markdown(rep["schedule"])]
         lines += ["", "Tables 3, 4a and 4b of seed 002, this case:", "", tables(rep["deviations"])]
     return "\n".join(lines) + "\n"
 

@@ -279,6 +279,7 @@ class MicrodataMethod(Generic[M]):
         files: the input files a step reads: their content is part of the run key and the audit.
         forbids: counts no table of the changed microdata can hold (SAFE: 1 and 2); the release's
             ``gates.forbidden_values`` must then include them, so the gate blocks on the promise.
+        describe: renders the step's internal report as Markdown (written beside its JSON), if given.
     """
 
     model: type[M]
@@ -288,6 +289,7 @@ class MicrodataMethod(Generic[M]):
     check: Callable[[M, CheckContext], list[Problem]] = _no_problems
     files: Callable[[M], list[Path]] = _no_files
     forbids: tuple[int, ...] = ()
+    describe: Callable[[dict[str, Any]], str] | None = None
     kind: Literal["pre_tabular"] = "pre_tabular"
 
     @property

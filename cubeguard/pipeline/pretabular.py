@@ -1,7 +1,8 @@
 """Pre-tabular protection: swap the microdata once, then tabulate every cube from the result.
 
 Each ``pre_tabular`` step (its method's package under :mod:`cubeguard.methods`) reads only
-the columns it needs, sees the earlier steps' swaps, and writes ``internal/<name>_report.json``:
+the columns it needs, sees the earlier steps' swaps, and writes ``internal/<name>_report.json``
+(and ``.md`` when its method renders one):
 units and persons swapped per level and per area, cases without a partner, and the effect on the
 step's ``report_cubes`` (:mod:`cubeguard.pipeline.swap_effect`). The full microdata are then
 streamed once, batch by batch, with the swapped columns put in, into an internal Parquet file. Row
@@ -75,6 +76,8 @@ def _run_step(
     internal = release.config.output.internal
     internal.mkdir(parents=True, exist_ok=True)
     (internal / f"{step.name}_report.json").write_text(json.dumps(report, indent=2))
+    if method.describe is not None:
+        (internal / f"{step.name}_report.md").write_text(method.describe(report))
     return result
 
 

@@ -67,6 +67,10 @@ def test_records_and_keys_are_kept_and_the_report_has_the_papers_tables(protecte
     assert report["deviations"]["max_by_dimension"]["1"] <= report["final_bounds"]["one"]
     assert report["schedule"][0]["model"] == 2
     assert str(SEED) not in report_path.read_text()
+    text = report_path.with_suffix(".md").read_text()
+    assert "| model | correction step | b (1-dim) | b (other) |" in text
+    assert f"Final bounds {report['final_bounds']['one']} (one variable)" in text
+    assert "| cell size | cells | max deviation |" in text and str(SEED) not in text
 
 
 def test_the_seed_fixes_the_result(protected, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 
@@ -21,7 +22,7 @@ from cubeguard.pipeline.reproduce import plan_reproduction
 from cubeguard.publish.lock import ReleaseLocked, release_lock
 from flows.release import release_flow, with_dask
 from flows.reproduce import reproduce_release
-from tests.conftest import TINY_CONFIG, tiny_microdata
+from tests.conftest import CELL_KEY_STEP, TINY_CONFIG, tiny_microdata
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -70,6 +71,26 @@ def test_release_publishes_manifest_and_audit_record(config: Path) -> None:
         (folder / "exports" / "c1.csv").write_text("tampered\n")
         report = verify(store)
     assert not report.ok and any("c1.csv" in p for p in report.problems)
+
+
+def test_a_safe_release_publishes_every_cube_without_1s_and_2s(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    persons = tiny_microdata(n_households=40)
+    persons.to_parquet(tmp_path / "data" / "persons.parquet")
+    groups = pd.cut(persons["age"], [0, 5, 15, 65, 121], right=False)
+    assert persons.groupby(["region", "sex", groups], observed=True).size().isin([1, 2]).any()  # work to do
+    text = TINY_CONFIG.replace("  - {id: hh, population: households, breakdowns: [GEO.2]}\n", "")
+    text = text.replace("steps:\n" + CELL_KEY_STEP, "pre_tabular:\n  - {method: safe, seed: 8642097531}\n")
+    (tmp_path / "tiny.yaml").write_text(text)
+    result = release_flow(str(tmp_path / "tiny.yaml"), release_id="s1")
+    folder = Path(result["published"])
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (step,) = manifest["methods"]["pre_tabular"]
+    assert step["method"] == "safe" and step["parameters"]["start"] == {"one": 3, "other": 5}
+    assert "8642097531" not in json.dumps(manifest)
+    for cube in ("c1", "c2"):
+        counts = pd.read_csv(folder / "exports" / f"{cube}.csv")["count"]
+        assert len(counts) > 0 and not counts.isin([1, 2]).any(), cube
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,15 @@
 
 from cubeguard.methods.base import MicrodataMethod
 from cubeguard.methods.safe.controlled import Controlled, Dimension, build
-from cubeguard.methods.safe.deviations import deviation_tables, markdown
+from cubeguard.methods.safe.deviations import describe, deviation_tables, markdown
 from cubeguard.methods.safe.elementary import Elementary, elementary
 from cubeguard.methods.safe.method import apply, check, columns, public
 from cubeguard.methods.safe.model import Bounds, SafeStep
 from cubeguard.methods.safe.search import Outcome, Settings, search
 
-METHOD = MicrodataMethod(model=SafeStep, public=public, columns=columns, apply=apply, check=check, forbids=(1, 2))
+METHOD = MicrodataMethod(
+    model=SafeStep, public=public, columns=columns, apply=apply, check=check, forbids=(1, 2), describe=describe
+)
 
 __all__ = [
     "METHOD",

@@ -100,3 +100,37 @@ def markdown(tables: dict[str, Any]) -> str:
         for s in tables["by_size"]
     ]
     return "\n".join(lines)
+
+
+def describe(report: dict[str, Any]) -> str:
+    """The step's internal report as Markdown: sizes, the bound schedule reached, Tables 3, 4a and 4b."""
+    final = report["final_bounds"]
+    lines = [
+        f"# {report['name']}: SAFE (Höhne 2011)",
+        "",
+        f"{report['records']:,} records over {len(report['variables'])} variables ({', '.join(report['variables'])}); "
+        f"{report['elementary_cells']:,} elementary cells, {report['unsafe_cells_before']:,} of them 1 or 2 before; "
+        f"{report['records_moved']:,} records moved in {report['moves']:,} moves, {report['cells_emptied']:,} cells "
+        f"emptied; {report['controlled_tables']} controlled tables, {report['controlled_cells']:,} cells. Final bounds "
+        f"{final['one']} (one variable) and {final['other']} (more), weights lowered by {final['correction_step']} "
+        f"(Table 2); {report['seconds']:.1f} s.",
+        "",
+        schedule_markdown(report["schedule"]),
+        "",
+        markdown(report["deviations"]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def schedule_markdown(schedule: list[dict[str, Any]]) -> str:
+    """The bound schedule reached: model 2's first feasible solution, then each tightening of model 3."""
+    lines = [
+        "| model | correction step | b (1-dim) | b (other) | moves | cells out of bound | kept | seconds |",
+        "|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    lines += [
+        f"| {s['model']} | {s['correction_step']} | {s['bound_one']} | {s['bound_other']} | {s['moves']:,} | "
+        f"{s['violations']:,} | {'yes' if s['accepted'] else 'undone'} | {s['seconds']:.2f} |"
+        for s in schedule
+    ]
+    return "\n".join(lines)
