@@ -97,12 +97,23 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
 
 
 @njit(cache=True, nogil=True)
+def _differs(t, a, b, nd, var):  # type: ignore[no-untyped-def]
+    """Whether category rows ``a`` and ``b`` differ in a variable of table ``t`` (else no cell of it moves)."""
+    for d in range(nd[t]):  # noqa: SIM110  (numba compiles no generator expression)
+        if a[var[t, d]] != b[var[t, d]]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
     """(excess change, squared-deviation change) of moving ``m`` records from ``j`` to ``k``."""
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
     excess = 0
     square = 0
     for t in range(nd.size):
+        if not _differs(t, cats[j], cats[k], nd, var):
+            continue
         e1, s1, _ = _visit(
             t, cats[j], cats[k], -m, 0, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
         )
@@ -119,6 +130,8 @@ def move(j, k, m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, 
     """Make the move and log it; returns the new log length."""
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
     for t in range(nd.size):
+        if not _differs(t, cats[j], cats[k], nd, var):
+            continue
         _visit(t, cats[j], cats[k], -m, 1, nd, var, ptr, cstart, cval, base, dev, dev, lens, starts, prefix, idx)
         _visit(t, cats[k], cats[j], m, 1, nd, var, ptr, cstart, cval, base, dev, dev, lens, starts, prefix, idx)
     y[j] -= m
@@ -182,6 +195,8 @@ def _touched(j, k, cats, nd, var, ptr, cstart, cval):  # type: ignore[no-untyped
     """How many controlled cells a move between ``j`` and ``k`` changes (cells holding one but not the other)."""
     total = 0
     for t in range(nd.size):
+        if not _differs(t, cats[j], cats[k], nd, var):
+            continue
         a = 1
         b = 1
         shared = 1
@@ -204,6 +219,8 @@ def _fits(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
     """Whether moving ``m`` records from ``j`` to ``k`` keeps every controlled cell within its bound."""
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
     for t in range(nd.size):
+        if not _differs(t, cats[j], cats[k], nd, var):
+            continue
         if _visit(t, cats[j], cats[k], -m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx)[
             0
         ]:
