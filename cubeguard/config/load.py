@@ -274,24 +274,9 @@ def _check_steps(cfg: ReleaseConfig, problems: Problems, resolver: SecretResolve
                 household_id=cfg.input.household_id,
                 person_id=cfg.input.person_id,
                 breakdowns=frozenset(b for v in cfg.variables.values() for b in v.breakdowns),
-                subpopulations=_subpopulations(cfg),
             )
             for loc, message in _method_check(step, ctx):
                 problems.add((*where, *loc), message)
-
-
-def _subpopulations(cfg: ReleaseConfig) -> dict[str, str]:
-    """Per cube that does not count every person record, why (its population's unit or filter)."""
-    found = {}
-    for cube in cfg.hypercubes:
-        pop = cfg.populations.get(cube.population)
-        if pop is None:
-            continue
-        if pop.unit != "persons":
-            found[cube.id] = f"counts {pop.unit} (population {cube.population!r})"
-        elif pop.where:
-            found[cube.id] = f"counts the persons population {cube.population!r} filtered on {sorted(pop.where)}"
-    return found
 
 
 def _method_check(step: StepModel, ctx: CheckContext) -> list[Problem]:

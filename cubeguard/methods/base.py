@@ -27,6 +27,7 @@ import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
 
 KeyPath = tuple[str | int, ...]
@@ -135,10 +136,16 @@ class TableSet:
     Attributes:
         breakdowns: every breakdown the config declares, by id.
         cubes: each hypercube's id and breakdown ids, in config order.
+        population_of, populations, household_ref: who a cube counts, when not every person.
     """
 
     breakdowns: Mapping[str, Breakdown]
     cubes: tuple[tuple[str, tuple[str, ...]], ...]
+    #: Per cube id, the population it counts when that is not every person record (households are
+    #: counted through their reference person, ``household_ref``).
+    population_of: Mapping[str, str] = field(default_factory=dict)
+    populations: Mapping[str, PopulationSpec] = field(default_factory=dict)
+    household_ref: str | None = None
 
     def __repr__(self) -> str:
         """The cubes only: the breakdowns' arrays would fill a screen."""
@@ -167,8 +174,6 @@ class CheckContext:
     household_id: str | None = None
     person_id: str | None = None
     breakdowns: frozenset[str] = frozenset()
-    #: Per hypercube id, why it counts other than all records (e.g. "counts households"); absent: all persons.
-    subpopulations: Mapping[str, str] = field(default_factory=dict)
 
     def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
         """The post-tabular steps before (or, with ``later``, after) this one that protect some of its cubes.

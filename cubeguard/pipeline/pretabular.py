@@ -83,8 +83,11 @@ def _run_step(
 
 def release_tables(release: Release) -> TableSet:
     """The release's breakdowns and hypercubes, as a pre-tabular step that controls tables is told them."""
-    cubes = tuple((c.id, tuple(c.breakdowns)) for c in release.config.hypercubes)
-    return TableSet(breakdowns=release.breakdowns, cubes=cubes)
+    cfg = release.config
+    cubes = tuple((c.id, tuple(c.breakdowns)) for c in cfg.hypercubes)
+    special = {n for n, p in cfg.populations.items() if p.unit == "households" or p.where}
+    population_of = {c.id: c.population for c in cfg.hypercubes if c.population in special}
+    return TableSet(release.breakdowns, cubes, population_of, dict(cfg.populations), cfg.input.household_ref)
 
 
 def _read(

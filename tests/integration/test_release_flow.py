@@ -73,14 +73,13 @@ def test_release_publishes_manifest_and_audit_record(config: Path) -> None:
     assert not report.ok and any("c1.csv" in p for p in report.problems)
 
 
-def test_a_safe_release_publishes_every_cube_without_1s_and_2s(tmp_path: Path) -> None:
+def test_a_safe_release_publishes_every_cube_households_too_without_1s_and_2s(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     persons = tiny_microdata(n_households=40)
     persons.to_parquet(tmp_path / "data" / "persons.parquet")
     groups = pd.cut(persons["age"], [0, 5, 15, 65, 121], right=False)
     assert persons.groupby(["region", "sex", groups], observed=True).size().isin([1, 2]).any()  # work to do
-    text = TINY_CONFIG.replace("  - {id: hh, population: households, breakdowns: [GEO.2]}\n", "")
-    text = text.replace("steps:\n" + CELL_KEY_STEP, "pre_tabular:\n  - {method: safe, seed: 8642097531}\n")
+    text = TINY_CONFIG.replace("steps:\n" + CELL_KEY_STEP, "pre_tabular:\n  - {method: safe, seed: 8642097531}\n")
     (tmp_path / "tiny.yaml").write_text(text)
     result = release_flow(str(tmp_path / "tiny.yaml"), release_id="s1")
     folder = Path(result["published"])
@@ -88,9 +87,11 @@ def test_a_safe_release_publishes_every_cube_without_1s_and_2s(tmp_path: Path) -
     (step,) = manifest["methods"]["pre_tabular"]
     assert step["method"] == "safe" and step["parameters"]["start"] == {"one": 3, "other": 5}
     assert "8642097531" not in json.dumps(manifest)
-    for cube in ("c1", "c2"):
+    for cube in ("c1", "c2", "hh"):  # hh counts households through their reference person
         counts = pd.read_csv(folder / "exports" / f"{cube}.csv")["count"]
         assert len(counts) > 0 and not counts.isin([1, 2]).any(), cube
+    households = pd.read_csv(folder / "exports" / "hh.csv")["count"].max()
+    assert households == 40  # moves never change a record's population: the household total is kept
 
 
 @pytest.fixture(scope="module")

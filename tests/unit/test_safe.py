@@ -155,14 +155,6 @@ def test_safe_must_be_the_last_pre_tabular_step(tmp_path: Path) -> None:
     assert any(p.startswith("pre_tabular[0]") and "safe must be the last pre_tabular step" in p for p in found)
 
 
-def test_safe_refuses_cubes_of_households(tmp_path: Path) -> None:
-    found = _problems(tmp_path, SAFE, households=True)
-    assert any(
-        "safe protects tables of all person records, but 1 cube(s) count something else ('hh' counts households" in p
-        for p in found
-    )
-
-
 def _problems(tmp_path: Path, pre_tabular: str, households: bool = False) -> list[str]:
     """The config problems of TINY_CONFIG with ``pre_tabular`` steps instead of its post-tabular step."""
     text = TINY_CONFIG.replace("steps:\n" + CELL_KEY_STEP, pre_tabular)

@@ -24,16 +24,23 @@ from cubeguard.cubes.hierarchy import Breakdown
 IntArray = npt.NDArray[np.int64]
 
 
+#: The prefix of a SAFE variable that is a population's membership, not a column.
+POPULATION = "population "
+
+
 @dataclass(frozen=True)
 class Elementary:
     """The elementary table and where every record lies in it.
 
     Attributes:
-        columns: the SAFE variables (microdata columns), in the order of ``cats``' columns.
+        columns: the SAFE variables, in the order of ``cats``' columns: microdata columns, then
+            ``"population <name>"`` for each population a controlled table counts other than all
+            persons (its members and the others; records never move between them).
         cats: per elementary cell, its category of every variable.
         counts: per elementary cell, its records.
         cell: per record, its elementary cell.
-        positions: per breakdown id, per category of its column, the bottom position (-1: outside).
+        positions: per breakdown id (or population name), per category of its variable, the bottom
+            position (-1: outside; a population has one position, 0, for its members).
     """
 
     columns: tuple[str, ...]
@@ -42,24 +49,39 @@ class Elementary:
     cell: IntArray
     positions: dict[str, IntArray]
 
+    @property
+    def fixed(self) -> npt.NDArray[np.bool_]:
+        """Per variable, whether moves must keep it (population memberships)."""
+        return np.array([c.startswith(POPULATION) for c in self.columns], dtype=bool)
 
-def elementary(frame: pd.DataFrame, breakdowns: Sequence[Breakdown]) -> Elementary:
-    """The elementary table of ``frame`` over the columns ``breakdowns`` read."""
-    by_column: dict[str, list[Breakdown]] = {}
+    @property
+    def moved_columns(self) -> tuple[str, ...]:
+        """The microdata columns a move may change."""
+        return tuple(c for c in self.columns if not c.startswith(POPULATION))
+
+
+def elementary(
+    frame: pd.DataFrame, breakdowns: Sequence[Breakdown], members: dict[str, npt.NDArray[np.bool_]]
+) -> Elementary:
+    """The elementary table of ``frame`` over the columns ``breakdowns`` read and the populations in ``members``."""
+    parts: dict[str, list[tuple[str, IntArray]]] = {}
     for bd in breakdowns:
-        by_column.setdefault(bd.column, []).append(bd)
-    columns = tuple(sorted(by_column))
+        values = pa.array(frame[bd.column].to_numpy(), from_pandas=True)
+        parts.setdefault(bd.column, []).append((bd.id, column_positions(values, bd).astype(np.int64)))
+    columns = sorted(parts)
+    for name, inside in sorted(members.items()):
+        columns.append(POPULATION + name)
+        parts[POPULATION + name] = [(name, np.where(inside, 0, -1).astype(np.int64))]
     record_cats = np.empty((len(frame), len(columns)), dtype=np.int64)
     positions: dict[str, IntArray] = {}
     for v, column in enumerate(columns):
-        values = pa.array(frame[column].to_numpy(), from_pandas=True)
-        per_bd = np.stack([column_positions(values, bd).astype(np.int64) for bd in by_column[column]])
-        rows, inverse = np.unique(per_bd.T, axis=0, return_inverse=True)
+        per_key = np.stack([p for _, p in parts[column]])
+        rows, inverse = np.unique(per_key.T, axis=0, return_inverse=True)
         record_cats[:, v] = inverse.ravel()
-        for b, bd in enumerate(by_column[column]):
-            positions[bd.id] = rows[:, b].copy()
+        for b, (key, _) in enumerate(parts[column]):
+            positions[key] = rows[:, b].copy()
     cats, cell, counts = _cells(record_cats)
-    return Elementary(columns, cats, counts, cell, positions)
+    return Elementary(tuple(columns), cats, counts, cell, positions)
 
 
 def _cells(record_cats: IntArray) -> tuple[IntArray, IntArray, IntArray]:

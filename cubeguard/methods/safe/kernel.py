@@ -186,6 +186,15 @@ def tabulate(y, cats, nd, var, ptr, cstart, cval, base, out, buf):  # type: igno
 
 
 @njit(cache=True, nogil=True)
+def _same_fixed(a, b, fixed):  # type: ignore[no-untyped-def]
+    """Whether category rows ``a`` and ``b`` agree on every fixed variable (a move must not change those)."""
+    for v in range(fixed.size):  # noqa: SIM110  (numba compiles no generator expression)
+        if fixed[v] and a[v] != b[v]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _unsafe(v):  # type: ignore[no-untyped-def]
     return 1 if v == 1 or v == 2 else 0
 
@@ -233,7 +242,9 @@ def _fits(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
 
 
 @njit(cache=True, nogil=True)
-def feasible_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log):  # type: ignore[no-untyped-def]
+def feasible_sweep(  # type: ignore[no-untyped-def]
+    order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log
+):
     """One pass of model 2 over the unsafe cells in ``order``; returns (new log length, moves made).
 
     For each unsafe cell, the candidate moves (its records to a neighbour, or enough of a
@@ -264,7 +275,7 @@ def feasible_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, 
                     if p < 0 or p >= n:
                         continue
                     k = orders[v, p]
-                    if y[k] == 0:
+                    if y[k] == 0 or not _same_fixed(cats[j], cats[k], fixed):
                         continue
                     yj = y[j]
                     yk = y[k]
@@ -322,7 +333,9 @@ def _giveable(v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def repair_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, buf):  # type: ignore[no-untyped-def]
+def repair_sweep(  # type: ignore[no-untyped-def]
+    order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, buf
+):
     """One pass of model 3: each cell in a violated controlled cell tries the best safe move; returns (log length, moves)."""
     scratch = np.zeros((4, MAX_DIMS), np.int64)
     n = y.size
@@ -348,7 +361,7 @@ def repair_sweep(order, window, y, cats, ranks, orders, nd, var, ptr, cstart, cv
                     if p < 0 or p >= n:
                         continue
                     k = orders[v, p]
-                    if y[k] < 3:
+                    if y[k] < 3 or not _same_fixed(cats[j], cats[k], fixed):
                         continue
                     if high > 0:
                         m = _giveable(y[j])

@@ -7,14 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 
+from cubeguard.cubes.encode import population_mask
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.errors import InternalError
 from cubeguard.methods.base import CheckContext, Problem, Swapped, TableSet
 from cubeguard.methods.safe.controlled import Controlled, Dimension, build
 from cubeguard.methods.safe.deviations import cell_identity, deviation_tables
-from cubeguard.methods.safe.elementary import Elementary, elementary
+from cubeguard.methods.safe.elementary import POPULATION, Elementary, elementary
 from cubeguard.methods.safe.model import SafeStep
 from cubeguard.methods.safe.rebuild import rebuilt, relocate
 from cubeguard.methods.safe.search import Outcome, Settings, search
@@ -27,10 +30,15 @@ def _tables(step: SafeStep) -> TableSet:
     return tables
 
 
-def controlled_tables(step: SafeStep, tables: TableSet) -> list[list[Breakdown]]:
-    """The controlled tables: ``step.tables``, or every hypercube of the release."""
-    ids = step.tables if step.tables is not None else [list(b) for _, b in tables.cubes]
-    return [[tables.breakdowns[b] for b in table] for table in ids]
+#: A controlled table: the population it counts (``None``: every person record) and its breakdowns.
+Table = tuple[str | None, list[Breakdown]]
+
+
+def controlled_tables(step: SafeStep, tables: TableSet) -> list[Table]:
+    """The controlled tables: ``step.tables`` (over every person), or every hypercube with its population."""
+    if step.tables is not None:
+        return [(None, [tables.breakdowns[b] for b in t]) for t in step.tables]
+    return [(tables.population_of.get(cid), [tables.breakdowns[b] for b in bs]) for cid, bs in tables.cubes]
 
 
 def used_breakdowns(step: SafeStep, tables: TableSet) -> list[Breakdown]:
@@ -39,20 +47,42 @@ def used_breakdowns(step: SafeStep, tables: TableSet) -> list[Breakdown]:
     return [tables.breakdowns[b] for b in ids]
 
 
+def _population_columns(tables: TableSet) -> set[str]:
+    """Columns that decide the populations the release's cubes count (filters, the reference-person flag)."""
+    found: set[str] = set()
+    for name in set(tables.population_of.values()):
+        pop = tables.populations[name]
+        found |= set(pop.where)
+        if pop.unit == "households" and tables.household_ref:
+            found.add(tables.household_ref)
+    return found
+
+
 def columns(step: SafeStep) -> list[str]:
-    """Microdata columns the step reads and may change: those of every breakdown the release uses."""
+    """Microdata columns the step reads: every breakdown's, and those that decide the cubes' populations."""
     if step.release_tables is None:
         return []
-    return sorted({bd.column for bd in used_breakdowns(step, step.release_tables)})
+    tables = step.release_tables
+    return sorted({bd.column for bd in used_breakdowns(step, tables)} | _population_columns(tables))
+
+
+def _members(frame: pd.DataFrame, tables: TableSet) -> dict[str, npt.NDArray[np.bool_]]:
+    """Per population the cubes count (other than every person), whether each record is counted in it."""
+    batch = pa.RecordBatch.from_pandas(frame[sorted(_population_columns(tables))], preserve_index=False)
+    found = {}
+    for name in sorted(set(tables.population_of.values())):
+        pop = tables.populations[name]
+        found[name] = population_mask(batch, pop.where, tables.household_ref if pop.unit == "households" else None)
+    return found
 
 
 def apply(frame: pd.DataFrame, step: SafeStep, seed: int) -> Swapped:
     """Protect ``frame`` with SAFE and describe what changed."""
     clock = time.perf_counter()
     tables = _tables(step)
-    el = elementary(frame, used_breakdowns(step, tables))
+    el = elementary(frame, used_breakdowns(step, tables), _members(frame, tables))
     controlled = controlled_tables(step, tables)
-    ctl = build([[_dimension(el, bd) for bd in table] for table in controlled])
+    ctl = build([_dimensions(el, table) for table in controlled])
     rng = np.random.default_rng(seed)
     settings = Settings(
         start=(step.start.one, step.start.other),
@@ -61,34 +91,48 @@ def apply(frame: pd.DataFrame, step: SafeStep, seed: int) -> Swapped:
         window=step.window,
         time_limit=step.time_limit,
     )
-    outcome = search(el.cats, el.counts, ctl, settings, rng)
+    outcome = search(el.cats, el.counts, ctl, settings, rng, fixed=el.fixed)
     if np.any((outcome.counts == 1) | (outcome.counts == 2)):
         raise InternalError("SAFE left an elementary cell of 1 or 2; this is a bug in cubeguard")
     final = relocate(el.cell, outcome.log, el.counts.size, rng)
-    data = rebuilt(frame, el.columns, el.cell, final)
+    data = rebuilt(frame, el.moved_columns, el.cell, final)
     moved = int(np.count_nonzero(final != el.cell))
     report = _report(el, controlled, ctl, outcome, moved, time.perf_counter() - clock)
-    return Swapped(data=data, moved=list(el.columns), households=None, persons=moved, report=report)
+    return Swapped(data=data, moved=list(el.moved_columns), households=None, persons=moved, report=report)
 
 
-def _dimension(el: Elementary, bd: Breakdown) -> Dimension:
-    return Dimension(el.columns.index(bd.column), el.positions[bd.id], bd.lo.astype(np.int64), bd.hi.astype(np.int64))
+def _dimensions(el: Elementary, table: Table) -> list[Dimension]:
+    population, bds = table
+    dims = [
+        Dimension(el.columns.index(bd.column), el.positions[bd.id], bd.lo.astype(np.int64), bd.hi.astype(np.int64))
+        for bd in bds
+    ]
+    if population is not None:  # one code, its members: the table counts only them
+        one = np.zeros(1, dtype=np.int64)
+        dims.append(Dimension(el.columns.index(POPULATION + population), el.positions[population], one, one + 1))
+    return dims
 
 
 def _report(
     el: Elementary,
-    controlled: Sequence[Sequence[Breakdown]],
+    controlled: Sequence[Table],
     ctl: Controlled,
     outcome: Outcome,
     moved: int,
     seconds: float,
 ) -> dict[str, Any]:
     """The step's internal report: sizes, the bound schedule reached and the deviation tables."""
-    names = sorted({bd.classification.variable for table in controlled for bd in table})
-    sizes = {bd.classification.variable: len(bd.classification.codes) for table in controlled for bd in table}
+    names = sorted({bd.classification.variable for _, table in controlled for bd in table})
+    names += sorted({POPULATION + p for p, _ in controlled if p is not None})
+    sizes = {bd.classification.variable: len(bd.classification.codes) for _, table in controlled for bd in table}
+    one = np.zeros(1, dtype=np.int64)
     ident = cell_identity(
-        [[(names.index(bd.classification.variable), _code_ids(bd)) for bd in table] for table in controlled],
-        [sizes[n] for n in names],
+        [
+            [(names.index(bd.classification.variable), _code_ids(bd)) for bd in table]
+            + ([(names.index(POPULATION + p), one)] if p is not None else [])
+            for p, table in controlled
+        ],
+        [sizes.get(n, 1) for n in names],
     )
     final = outcome.final
     unsafe = int(np.count_nonzero((el.counts == 1) | (el.counts == 2)))
@@ -129,7 +173,7 @@ def public(step: SafeStep) -> dict[str, object]:
 
 
 def check(step: SafeStep, ctx: CheckContext) -> list[Problem]:
-    """SAFE runs last, on tables of all person records, over breakdowns the config declares."""
+    """SAFE runs last, over breakdowns the config declares."""
     problems: list[Problem] = []
     if ctx.index != len(ctx.steps) - 1:
         problems.append(
@@ -137,15 +181,6 @@ def check(step: SafeStep, ctx: CheckContext) -> list[Problem]:
                 (),
                 "safe must be the last pre_tabular step: a later step would change the microdata again and could "
                 "bring back counts of 1 and 2; move it to the end of pre_tabular",
-            )
-        )
-    if ctx.subpopulations:
-        shown = "; ".join(f"{cid!r} {why}" for cid, why in list(ctx.subpopulations.items())[:3])
-        problems.append(
-            (
-                (),
-                f"safe protects tables of all person records, but {len(ctx.subpopulations)} cube(s) count "
-                f"something else ({shown}); release those cubes without safe, or with a post-tabular method",
             )
         )
     for i, table in enumerate(step.tables or []):

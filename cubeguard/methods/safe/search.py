@@ -114,14 +114,19 @@ def search(
     settings: Settings,
     rng: np.random.Generator,
     progress: Callable[[str], None] | None = None,
+    fixed: npt.NDArray[np.bool_] | None = None,
 ) -> Outcome:
-    """Run models 2 and 3 on the elementary table ``counts`` (one row of ``cats`` per cell)."""
+    """Run models 2 and 3 on the elementary table ``counts`` (one row of ``cats`` per cell).
+
+    ``fixed`` marks the variables no move may change (population memberships).
+    """
     arrays = tables.arrays
     original = np.zeros(tables.n_cells, dtype=np.int64)
     buf = np.zeros(tables.span, dtype=np.int64)
     kernel.tabulate(counts, cats, *arrays, original, buf)
     w0 = weights(original)
-    ranks, orders = _sort_orders(cats, tables)
+    keep = np.zeros(cats.shape[1], dtype=bool) if fixed is None else fixed
+    ranks, orders = _sort_orders(cats, tables, keep)
     state = _State(
         counts.astype(np.int64).copy(),
         np.zeros(tables.n_cells, np.int64),
@@ -138,7 +143,19 @@ def search(
         extra = (buf,) if fn is kernel.repair_sweep else ()
         while True:
             state.n_log, now = fn(
-                order, window, state.y, cats, ranks, orders, *arrays, state.dev, lim, state.log, state.n_log, *extra
+                order,
+                window,
+                state.y,
+                cats,
+                ranks,
+                orders,
+                keep,
+                *arrays,
+                state.dev,
+                lim,
+                state.log,
+                state.n_log,
+                *extra,
             )
             made += now
             if state.n_log + 1 < state.log.shape[0]:
@@ -165,6 +182,12 @@ def search(
         if left == 0:
             break
         if made == 0 and window >= counts.size:
+            if keep.any():
+                raise CubeguardError(
+                    f"safe: {left} combination(s) hold 1 or 2 records that cannot move without leaving their "
+                    "population (a cube's population, or the records outside it, has fewer than 3 records); "
+                    "drop that cube or widen its population"
+                )
             raise InternalError("SAFE found no move for an unsafe cell among all cells; this is a bug in cubeguard")
         if made == 0 and b_other > total:  # the bounds no longer bind: every cell becomes a candidate
             window = counts.size
@@ -254,15 +277,15 @@ def _repair(
     return ok, Stage(3, candidate[0], candidate[1], candidate[2], moves, violations, ok, time.perf_counter() - clock)
 
 
-def _sort_orders(cats: IntArray, tables: Controlled) -> tuple[IntArray, IntArray]:
+def _sort_orders(cats: IntArray, tables: Controlled, fixed: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
     """Per variable, the elementary cells sorted with that variable last, and each cell's rank.
 
-    The other variables come in the order of how many tables use them, most first, so a
-    neighbour differs first in the variable itself, then in the least used others.
+    The fixed variables come first, then the others in the order of how many tables use them,
+    most first, so a neighbour differs first in the variable itself, then in the least used others.
     """
     n, n_vars = cats.shape
     used = np.bincount(tables.var[tables.var >= 0], minlength=n_vars)
-    priority = sorted(range(n_vars), key=lambda v: (-used[v], v))
+    priority = sorted(range(n_vars), key=lambda v: (not fixed[v], -used[v], v))
     orders = np.empty((n_vars, n), dtype=np.int64)
     ranks = np.empty((n_vars, n), dtype=np.int64)
     for v in range(n_vars):
