@@ -39,8 +39,8 @@ class Elementary:
         cats: per elementary cell, its category of every variable.
         counts: per elementary cell, its records.
         cell: per record, its elementary cell.
-        positions: per breakdown id (or population name), per category of its variable, the bottom
-            position (-1: outside; a population has one position, 0, for its members).
+        positions: per breakdown id (or ``"population <name>"``), per category of its variable, the
+            bottom position (-1: outside; a population has one position, 0, for its members).
     """
 
     columns: tuple[str, ...]
@@ -71,7 +71,7 @@ def elementary(
     columns = sorted(parts)
     for name, inside in sorted(members.items()):
         columns.append(POPULATION + name)
-        parts[POPULATION + name] = [(name, np.where(inside, 0, -1).astype(np.int64))]
+        parts[POPULATION + name] = [(POPULATION + name, np.where(inside, 0, -1).astype(np.int64))]
     record_cats = np.empty((len(frame), len(columns)), dtype=np.int64)
     positions: dict[str, IntArray] = {}
     for v, column in enumerate(columns):

@@ -109,7 +109,8 @@ def _dimensions(el: Elementary, table: Table) -> list[Dimension]:
     ]
     if population is not None:  # one code, its members: the table counts only them
         one = np.zeros(1, dtype=np.int64)
-        dims.append(Dimension(el.columns.index(POPULATION + population), el.positions[population], one, one + 1))
+        key = POPULATION + population
+        dims.append(Dimension(el.columns.index(key), el.positions[key], one, one + 1))
     return dims
 
 

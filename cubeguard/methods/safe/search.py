@@ -104,7 +104,7 @@ class _State:
         return self.y.copy(), self.dev.copy(), self.n_log
 
     def restore(self, saved: tuple[IntArray, IntArray, int]) -> None:
-        self.y, self.dev, self.n_log = saved[0].copy(), saved[1].copy(), saved[2]
+        self.y, self.dev, self.n_log = saved
 
 
 def search(
@@ -132,7 +132,6 @@ def search(
         np.zeros(tables.n_cells, np.int64),
         np.zeros((max(16, counts.size), 3), np.int64),
     )
-    b_one, b_other = settings.start
     schedule: list[Stage] = []
 
     def bound(step: int, one: int, other: int) -> IntArray:
@@ -163,7 +162,25 @@ def search(
             state.grow()
 
     clock = time.perf_counter()
-    total = int(counts.sum())
+    b_one, b_other = _first_feasible(state, settings, bound, sweep, rng, keep, progress)
+    schedule.append(Stage(2, 0, b_one, b_other, state.n_log, 0, True, time.perf_counter() - clock))
+    deadline = None if settings.time_limit is None else time.perf_counter() + settings.time_limit
+    lim = _tighten(state, schedule, settings, bound, sweep, rng, deadline, (b_one, b_other), progress)
+    return Outcome(state.y, state.log[: state.n_log].copy(), original, state.dev, lim, schedule)
+
+
+def _first_feasible(
+    state: _State,
+    settings: Settings,
+    bound: Callable[[int, int, int], IntArray],
+    sweep: Callable[..., int],
+    rng: np.random.Generator,
+    keep: npt.NDArray[np.bool_],
+    progress: Callable[[str], None] | None,
+) -> tuple[int, int]:
+    """Model 2: passes over the unsafe cells until none is left; returns the bounds it ended at."""
+    b_one, b_other = settings.start
+    total = int(state.y.sum())
     if 0 < total < 3:
         raise CubeguardError(
             f"safe: the microdata hold {total} record(s); no table of fewer than 3 records can be free of 1s and 2s"
@@ -173,15 +190,13 @@ def search(
     lim = bound(0, b_one, b_other)
     window = settings.window
     left = unsafe.size
-    while True:
+    while left:
         before = left
         made = sweep(kernel.feasible_sweep, order, lim, window)
         left = int(np.count_nonzero((state.y == 1) | (state.y == 2)))
         if progress:
             progress(f"model 2: {left} unsafe cells left at bounds {b_one}/{b_other}")
-        if left == 0:
-            break
-        if made == 0 and window >= counts.size:
+        if left and made == 0 and window >= state.y.size:
             if keep.any():
                 raise CubeguardError(
                     f"safe: {left} combination(s) hold 1 or 2 records that cannot move without leaving their "
@@ -190,15 +205,12 @@ def search(
                 )
             raise InternalError("SAFE found no move for an unsafe cell among all cells; this is a bug in cubeguard")
         if made == 0 and b_other > total:  # the bounds no longer bind: every cell becomes a candidate
-            window = counts.size
+            window = state.y.size
         elif before - left < STALL_SHARE * before:
             b_one, b_other = b_one + 1, b_other + 1
             lim = bound(0, b_one, b_other)
         order = order[(state.y[order] == 1) | (state.y[order] == 2)]
-    schedule.append(Stage(2, 0, b_one, b_other, state.n_log, 0, True, time.perf_counter() - clock))
-    deadline = None if settings.time_limit is None else time.perf_counter() + settings.time_limit
-    lim = _tighten(state, schedule, settings, bound, sweep, rng, deadline, (b_one, b_other), progress)
-    return Outcome(state.y, state.log[: state.n_log].copy(), original, state.dev, lim, schedule)
+    return b_one, b_other
 
 
 def _tighten(
@@ -278,7 +290,7 @@ def _repair(
 
 
 def _sort_orders(cats: IntArray, tables: Controlled, fixed: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
-    """Per variable, the elementary cells sorted with that variable last, and each cell's rank.
+    """Per variable a move may change, the elementary cells sorted with that variable last, and each cell's rank.
 
     The fixed variables come first, then the others in the order of how many tables use them,
     most first, so a neighbour differs first in the variable itself, then in the least used others.
@@ -286,11 +298,12 @@ def _sort_orders(cats: IntArray, tables: Controlled, fixed: npt.NDArray[np.bool_
     n, n_vars = cats.shape
     used = np.bincount(tables.var[tables.var >= 0], minlength=n_vars)
     priority = sorted(range(n_vars), key=lambda v: (not fixed[v], -used[v], v))
-    orders = np.empty((n_vars, n), dtype=np.int64)
-    ranks = np.empty((n_vars, n), dtype=np.int64)
-    for v in range(n_vars):
+    free = [v for v in range(n_vars) if not fixed[v]]
+    orders = np.empty((len(free), n), dtype=np.int64)
+    ranks = np.empty((len(free), n), dtype=np.int64)
+    for row, v in enumerate(free):
         keys = [u for u in priority if u != v] + [v]
         order = np.lexsort([cats[:, u] for u in reversed(keys)])
-        orders[v] = order
-        ranks[v, order] = np.arange(n)
+        orders[row] = order
+        ranks[row, order] = np.arange(n)
     return ranks, orders
