@@ -433,10 +433,10 @@ where js=2 forces the 1s and 2s to move (14% unchanged). Swapping is unbounded a
 size (maximal deviation 1,129, in a cell of 100,000-999,999 persons) while two thirds of the cells stay
 exact; summing the interior noise accumulates it (maximal deviation 192, 10% of cells exact), which is
 why cubeguard perturbs every margin from its own cell key. cubeguard's own SAFE, with this cube as its
-one controlled table, keeps every cell within 1 (one-way) and 7 (others), 34% of cells exact and 86%
+one controlled table, keeps every cell within 1 (one-way) and 6 (others), 37% of cells exact and 90%
 within 2 (the paper: 3 and 9 over 430 tables), changes every small interior cell (they become 0 or
 3 and up) and, being pre-tabular, publishes every table additive; occupation x age (many small
-cells) takes the largest RAD (16.6, like the cell key method's 13.4).
+cells) takes the largest RAD (15.6, like the cell key method's 13.4).
 
 **Why the figures differ.** Synthetic data calibrated only to seed 000's Table 1 (92.63% zero interior
 cells against 92.36%; regions of 855,506 and 644,494 against 845,539 and 645,461 persons) instead of

@@ -21,6 +21,8 @@ import numpy as np
 from numba import njit
 
 MAX_DIMS = 16
+#: Model 2 compares this many fitting candidates of a cell (ranked first) by the growth of the squared deviations.
+FEASIBLE_COMPARED = 8
 
 
 @njit(cache=True, nogil=True)
@@ -296,13 +298,25 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
                             c_key[count] = (gain + 3) * (1 << 40) + touched
                             count += 1
         ranked = np.argsort(c_key[:count], kind="mergesort")
+        best = -1
+        best_sq = 0
+        found = 0
         for i in ranked:
-            if _fits(c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
-                n_log = move(
-                    c_from[i], c_to[i], c_m[i], y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
-                )
-                made += 1
+            if found and c_key[i] >> 40 != c_key[best] >> 40:
+                break  # only candidates removing as many unsafe cells as the first that fits
+            if not _fits(c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
+                continue
+            _, sq = evaluate(c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+            if best < 0 or sq < best_sq:
+                best, best_sq = i, sq
+            found += 1
+            if found == FEASIBLE_COMPARED:
                 break
+        if best >= 0:
+            n_log = move(
+                c_from[best], c_to[best], c_m[best], y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
+            )
+            made += 1
     return n_log, made
 
 
