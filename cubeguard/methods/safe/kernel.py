@@ -244,6 +244,29 @@ def _fits(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
 
 
 @njit(cache=True, nogil=True)
+def _neighbours(j, window, least, y, cats, ranks, orders, fixed, out):  # type: ignore[no-untyped-def]
+    """Candidates of ``j`` into ``out``; returns how many.
+
+    They are the cells within ``window`` of ``j`` in each sort order, nearest first, holding at least
+    ``least`` records and agreeing with ``j`` on every fixed variable.
+    """
+    n = y.size
+    count = 0
+    for v in range(ranks.shape[0]):
+        r = ranks[v, j]
+        for step in range(1, window + 1):
+            for side in (-1, 1):
+                p = r + side * step
+                if p < 0 or p >= n:
+                    continue
+                k = orders[v, p]
+                if y[k] >= least and _same_fixed(cats[j], cats[k], fixed):
+                    out[count] = k
+                    count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
 def feasible_sweep(  # type: ignore[no-untyped-def]
     order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log
 ):
@@ -256,9 +279,9 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
     it and calls again).
     """
     scratch = np.zeros((4, MAX_DIMS), np.int64)
-    n = y.size
+    near = np.empty(ranks.shape[0] * window * 2, np.int64)
     made = 0
-    size = ranks.shape[0] * window * 4
+    size = near.size * 2
     c_from = np.empty(size, np.int64)
     c_to = np.empty(size, np.int64)
     c_m = np.empty(size, np.int64)
@@ -269,34 +292,26 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
         if n_log + 1 >= log.shape[0]:
             break
         count = 0
-        for v in range(ranks.shape[0]):
-            r = ranks[v, j]
-            for step in range(1, window + 1):
-                for side in (-1, 1):
-                    p = r + side * step
-                    if p < 0 or p >= n:
-                        continue
-                    k = orders[v, p]
-                    if y[k] == 0 or not _same_fixed(cats[j], cats[k], fixed):
-                        continue
-                    yj = y[j]
-                    yk = y[k]
-                    touched = -1
-                    gain = _unsafe(yk + yj) - _unsafe(yk) - 1  # j's records to k
-                    if gain < 0:
+        for c in range(_neighbours(j, window, 1, y, cats, ranks, orders, fixed, near)):
+            k = near[c]
+            yj = y[j]
+            yk = y[k]
+            touched = -1
+            gain = _unsafe(yk + yj) - _unsafe(yk) - 1  # j's records to k
+            if gain < 0:
+                touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
+                c_from[count], c_to[count], c_m[count] = j, k, yj
+                c_key[count] = (gain + 3) * (1 << 40) + touched
+                count += 1
+            need = 3 - yj  # enough of k's records to j to make it 3
+            if yk >= need:
+                gain = _unsafe(yk - need) - _unsafe(yk) - 1
+                if gain < 0:
+                    if touched < 0:
                         touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
-                        c_from[count], c_to[count], c_m[count] = j, k, yj
-                        c_key[count] = (gain + 3) * (1 << 40) + touched
-                        count += 1
-                    need = 3 - yj  # enough of k's records to j to make it 3
-                    if yk >= need:
-                        gain = _unsafe(yk - need) - _unsafe(yk) - 1
-                        if gain < 0:
-                            if touched < 0:
-                                touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
-                            c_from[count], c_to[count], c_m[count] = k, j, need
-                            c_key[count] = (gain + 3) * (1 << 40) + touched
-                            count += 1
+                    c_from[count], c_to[count], c_m[count] = k, j, need
+                    c_key[count] = (gain + 3) * (1 << 40) + touched
+                    count += 1
         ranked = np.argsort(c_key[:count], kind="mergesort")
         best = -1
         best_sq = 0
@@ -352,7 +367,7 @@ def repair_sweep(  # type: ignore[no-untyped-def]
 ):
     """One pass of model 3: each cell in a violated controlled cell tries the best safe move; returns (log length, moves)."""
     scratch = np.zeros((4, MAX_DIMS), np.int64)
-    n = y.size
+    near = np.empty(ranks.shape[0] * window * 2, np.int64)
     made = 0
     for j in order:
         if y[j] < 3:
@@ -367,28 +382,20 @@ def repair_sweep(  # type: ignore[no-untyped-def]
         best_from = -1
         best_to = -1
         best_m = 0
-        for v in range(ranks.shape[0]):
-            r = ranks[v, j]
-            for step in range(1, window + 1):
-                for side in (-1, 1):
-                    p = r + side * step
-                    if p < 0 or p >= n:
-                        continue
-                    k = orders[v, p]
-                    if y[k] < 3 or not _same_fixed(cats[j], cats[k], fixed):
-                        continue
-                    if high > 0:
-                        m = _giveable(y[j])
-                        if m > 0:
-                            ex, sq = evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
-                            if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
-                                best_ex, best_sq, best_from, best_to, best_m = ex, sq, j, k, m
-                    if low > 0:
-                        m = _giveable(y[k])
-                        if m > 0:
-                            ex, sq = evaluate(k, j, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
-                            if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
-                                best_ex, best_sq, best_from, best_to, best_m = ex, sq, k, j, m
+        for c in range(_neighbours(j, window, 3, y, cats, ranks, orders, fixed, near)):
+            k = near[c]
+            if high > 0:
+                m = _giveable(y[j])
+                if m > 0:
+                    ex, sq = evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                    if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
+                        best_ex, best_sq, best_from, best_to, best_m = ex, sq, j, k, m
+            if low > 0:
+                m = _giveable(y[k])
+                if m > 0:
+                    ex, sq = evaluate(k, j, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                    if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
+                        best_ex, best_sq, best_from, best_to, best_m = ex, sq, k, j, m
         if best_from >= 0:
             n_log = move(
                 best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
