@@ -139,7 +139,7 @@ def release(
     from tasks.progress import set_sink
 
     cubes = len(rel.config.hypercubes)
-    totals = {"synth": n, "validate": n, "tabulate": n, "write": cubes, "protect": cubes, "swap": n,
+    totals = {"synth": n, "validate": n, "tabulate": n, "keystore": n, "write": cubes, "protect": cubes, "swap": n,
               "publish": cubes * (1 + len(rel.config.output.exports))}  # fmt: skip
     t0 = time.perf_counter()
     flow_fn = with_dask(release_flow, dask_address, workers)
@@ -233,6 +233,30 @@ def serve(
     from flows.deploy import serve_release
 
     serve_release(config, name, cron)
+
+
+@app.command()
+@user_errors
+def tables(
+    config: Path,
+    release_id: str = typer.Option(None, "--release-id", help="Serve this published release (default: the newest)."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    port: int = typer.Option(8000, help="Port to listen on."),
+    workers: int = typer.Option(1, help="Server processes (each maps the key store; the OS shares its pages)."),
+) -> None:
+    """Serve flexible tables of a published release (the config's 'tables' rules): API and page."""
+    import os
+
+    import uvicorn
+
+    from service.app import create_app
+
+    create_app(config.resolve(), release_id)  # a config, key store or audit problem stops here (exit 2)
+    os.environ["CUBEGUARD_TABLES_CONFIG"] = str(config.resolve())
+    if release_id:
+        os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
+    out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
+    uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning")
 
 
 @app.command()

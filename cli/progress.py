@@ -8,6 +8,7 @@ _LABELS = {
     "synth": "Generating synthetic census",
     "validate": "Validating microdata",
     "tabulate": "Tabulating hypercubes",
+    "keystore": "Writing the table key store",
     "write": "Writing cubes to Zarr",
     "protect": "Protecting cubes",
     "swap": "Writing swapped microdata",

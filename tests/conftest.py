@@ -60,6 +60,17 @@ gates: {forbidden_values: [1, 2]}
 TINY_GATES = "gates: {forbidden_values: [1, 2]}\n"  # its last line: a release must have a disclosure gate
 
 
+def load_problems(folder: Path, text: str) -> list[str]:
+    """The problems ``load_release`` finds in config ``text`` (written to ``folder/c.yaml``)."""
+    from cubeguard.config import ConfigError, load_release
+
+    path = folder / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_release(path)
+    return info.value.problems
+
+
 def tiny_microdata(n_households: int = 3000, seed: int = 7) -> pd.DataFrame:
     """Persons in households for TINY_CONFIG: members share the region."""
     rng = np.random.default_rng(seed)

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
 from cubeguard.config.overrides import apply_overrides
 from cubeguard.config.protection import protection_problems
+from cubeguard.config.tables_check import check_tables
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.cubes.spec import HrcCodes
@@ -109,6 +110,7 @@ def load_release(
     breakdowns = _resolve_breakdowns(cfg, problems)
     _check_references(cfg, breakdowns, problems)
     _check_steps(cfg, problems, resolver)
+    check_tables(cfg, breakdowns, problems.add)
     if problems.items:
         raise ConfigError(file, problems.items)
     unprotected = Problems(main)

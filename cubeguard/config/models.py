@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from cubeguard.config.tables import TablesSpec
 from cubeguard.cubes.spec import (
     Frozen,
     PopulationSpec,
@@ -139,6 +140,15 @@ class OutputSpec(Frozen):
         return self.folder / "internal"
 
     @property
+    def key_store(self) -> Path:
+        """What the table service reads: the release's codes and record keys (internal)."""
+        return self.folder / "internal" / "keystore"
+
+    def served_store(self, release_id: str) -> Path:
+        """The key store of published release ``release_id`` (internal)."""
+        return self.folder / "internal" / "tables" / release_id
+
+    @property
     def validation_report(self) -> Path:
         """Full report of the last microdata validation."""
         return self.folder / "validation.json"
@@ -168,6 +178,10 @@ class ReleaseConfig(Frozen):
     steps: list[CubeStepSpec] = Field(default_factory=list)
     gates: GateSpec = GateSpec()
     output: OutputSpec
+    tables: TablesSpec | None = Field(
+        default=None,
+        description="Flexible tables on demand from this release (the release then writes an internal key store).",
+    )
     allow_unprotected: str | None = Field(
         default=None,
         min_length=1,

@@ -74,10 +74,10 @@ def _blocks(cube: xr.Dataset, fmt: str, internal: bool) -> Iterator[pa.Table]:
     step = max(1, BLOCK_CELLS // max(rest, 1))
     for start in range(0, counts.sizes[lead], step):
         block = counts.isel({lead: slice(start, start + step)}).load()
-        yield _table(block, cube.attrs, fmt, internal)
+        yield cell_table(block, cube.attrs, fmt, internal)
 
 
-def _table(block: xr.DataArray, attrs: dict[str, object], fmt: str, internal: bool) -> pa.Table:
+def cell_table(block: xr.DataArray, attrs: dict[str, object], fmt: str, internal: bool = False) -> pa.Table:
     """One row per cell of ``block`` in C order: a code column per dimension, then the count.
 
     SDMX-CSV rows of an internal export end with the attribute ``CONF_STATUS`` = ``N``.

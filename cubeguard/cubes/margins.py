@@ -12,7 +12,7 @@ from cubeguard.cubes.hierarchy import Breakdown
 
 _BLOCK = 2048  # trailing cells per task: the prefix buffer of a task stays in cache
 
-_Cell = TypeVar("_Cell", bound=np.integer)  # counts (int64) or key sums (uint64): the result keeps it
+_Cell = TypeVar("_Cell", bound=np.number)  # counts (int64), key sums (uint64), sums of values (float64)
 
 
 def expand_axis(bottom: npt.NDArray[_Cell], axis: int, breakdown: Breakdown) -> npt.NDArray[_Cell]:

@@ -31,6 +31,12 @@ def audit_store_of(release: Release, create: bool = True) -> AuditStore:
     return AuditStore.for_path(release.config.output.internal / "audit.sqlite", create=create)
 
 
+def audit_url_of(release: Release) -> str:
+    """The SQLAlchemy URL of the release's audit store (other tables of it, such as the query log)."""
+    url = getattr(release.config.output, "audit_url", None)
+    return url or f"sqlite:///{(release.config.output.internal / 'audit.sqlite').resolve()}"
+
+
 def config_text(release: Release, overrides: dict[str, Any]) -> str:
     """The config file's text, followed by the run's overrides as a YAML comment block."""
     text = release.path.read_text(encoding="utf-8")

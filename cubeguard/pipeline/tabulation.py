@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -90,32 +90,49 @@ def tabulate_release(
     ``part`` = (row groups, first row) tabulates one partition of a Parquet file (all of it when
     the list is empty); partial tabulators add up exactly (integer sums), whatever the split.
     """
+    tab = new_tabulator(release)
+    for batch in keyed_batches(release, tab.columns, batch_size, resolver, part):
+        tab.add_batch(batch)
+        if progress:
+            progress("tabulate", batch.num_rows)
+    return tab
+
+
+def keyed_batches(
+    release: Release,
+    columns: Iterable[str],
+    batch_size: int = 1_000_000,
+    resolver: SecretResolver | None = None,
+    part: tuple[list[int], int] = ([], 0),
+) -> Iterator[pa.RecordBatch]:
+    """Batches of the tabulation source with ``columns``, the record-key column made when generated.
+
+    With ``input.record_key.generate_seed`` the keys come from person ids (row numbers when the
+    data have none) and the secret seed, so every reader of the microdata gets the same keys.
+    """
     cfg = release.config
-    source = tabulation_source(release)
     rk = cfg.input.record_key
     seed = (
         None
         if rk.generate_seed is None
         else int(resolve_number(rk.generate_seed, "input.record_key.generate_seed", resolver))
     )
-    tab = new_tabulator(release)
-    columns = {c for c in tab.columns if not (seed is not None and c == rk.column)}
+    wanted = {c for c in columns if not (seed is not None and c == rk.column)}
     if seed is not None and cfg.input.person_id:
-        columns.add(cfg.input.person_id)
+        wanted.add(cfg.input.person_id)
     row_groups, first_row = part
-    for batch in iter_batches(source, sorted(columns), batch_size, row_groups or None):
+    done = 0
+    for batch in iter_batches(tabulation_source(release), sorted(wanted), batch_size, row_groups or None):
         if seed is not None:
-            start = first_row + tab.records
+            start = first_row + done
             ids = (
                 batch.column(cfg.input.person_id).to_numpy()
                 if cfg.input.person_id
                 else np.arange(start, start + batch.num_rows)
             )
             batch = batch.append_column(rk.column, pa.array(keys_from_ids(ids, seed)))
-        tab.add_batch(batch)
-        if progress:
-            progress("tabulate", batch.num_rows)
-    return tab
+        done += batch.num_rows
+        yield batch
 
 
 def write_tabulation(

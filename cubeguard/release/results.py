@@ -77,6 +77,14 @@ class Tabulated(StepResult):
 
 
 @dataclass(frozen=True)
+class KeyStored(StepResult):
+    """The key store flexible tables are served from (internal; None without ``tables``)."""
+
+    path: str | None = None
+    records: int = 0
+
+
+@dataclass(frozen=True)
 class Protected(StepResult):
     """Every cube protected into the protected store, in cube id order."""
 

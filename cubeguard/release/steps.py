@@ -39,6 +39,7 @@ from cubeguard.release.audit import audit_attempt
 from cubeguard.release.ledger import StepLedger
 from cubeguard.release.results import (
     Gated,
+    KeyStored,
     Measured,
     PreTabulated,
     Protected,
@@ -51,6 +52,8 @@ from cubeguard.release.results import (
 from cubeguard.release.spec import RunSpec
 from cubeguard.report.build import build_report
 from cubeguard.secrets import SecretResolver
+from cubeguard.tables.keystore import KeyStore
+from cubeguard.tables.write import serve_key_store, write_key_store
 
 Progress = Callable[[str, int], None]
 Earlier = Mapping[str, StepResult]
@@ -173,6 +176,11 @@ def _tabulate_finish(ctx: Context, files: list[str]) -> Tabulated:
     return _populated(ctx, cubes)
 
 
+def _key_store(ctx: Context) -> KeyStored:
+    folder = write_key_store(ctx.release, ctx.services.resolver, ctx.services.progress)
+    return KeyStored() if folder is None else KeyStored(str(folder), KeyStore.open(folder).records)
+
+
 def _protect_items(ctx: Context) -> list[Any]:
     out = ctx.release.config.output
     return list(start_protected_store(out.original_store, out.protected_store))
@@ -219,6 +227,7 @@ def _publish(ctx: Context) -> Published:
         committed.append(replace(published, audit={"seq": stored.seq, "hash": stored.hash}))
 
     publish_release(release, rid, out.protected_store, out.exports, progress=ctx.services.progress, commit=commit)
+    serve_key_store(release, rid)
     return committed[0]
 
 
@@ -244,6 +253,12 @@ STEPS: tuple[Step, ...] = (
         one=_tabulate_one,
         finish=_tabulate_finish,
         when=lambda spec: spec.parts > 1,
+    ),
+    Step(
+        "key_store",
+        KeyStored,
+        _key_store,
+        outputs=lambda r: [r.config.output.key_store] if r.config.tables is not None else [],
     ),
     FannedStep(
         "protect",

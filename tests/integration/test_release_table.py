@@ -21,6 +21,7 @@ from cubeguard.publish.stage import COMMITTED
 from cubeguard.release.audit import reconcile
 from cubeguard.release.results import (
     Gated,
+    KeyStored,
     Measured,
     Prepared,
     PreTabulated,
@@ -63,6 +64,7 @@ def test_the_table_is_the_release_in_order() -> None:
         "validate",
         "pre_tabular",
         "tabulate",
+        "key_store",
         "protect",
         "measure",
         "gate",
@@ -80,6 +82,7 @@ RESULTS: list[StepResult] = [
     Validated(records=12),
     PreTabulated(steps=("swap",), households_swapped=(3,), persons_swapped=(7,)),
     Tabulated((CubeSummary("c1", 2, 9, 4, 12, 0.25),)),
+    KeyStored(path="out/internal/keystore", records=12),
     Protected((ProtectionSummary("c1", ["ckm"], 9, 0.5, 1, 2),)),
     Measured("m.parquet"),
     Gated(passed=False, failures=("c1: small cells",), rows=({"cube": "c1", "status": "fail"},), docs=None),

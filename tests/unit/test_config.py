@@ -7,16 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cubeguard.config import ConfigError, load_release
-from tests.conftest import TINY_CONFIG
+from cubeguard.config import load_release
+from tests.conftest import TINY_CONFIG, load_problems
 
-
-def _problems(tmp_path: Path, text: str) -> list[str]:
-    path = tmp_path / "c.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_release(path)
-    return info.value.problems
+_problems = load_problems
 
 
 def test_tiny_config_loads_and_resolves_breakdowns(tiny_release: Path) -> None:

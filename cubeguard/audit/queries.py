@@ -1,0 +1,102 @@
+"""The flexible-table service's query log, a table of the internal audit store.
+
+Every query is logged, answered or refused: who asked (the client address), what (the query as
+JSON), when, and the outcome with the rule that refused it. Rows are only ever appended; on
+SQLite, triggers refuse updates and deletes, as for the release records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import Column, Integer, MetaData, String, Table, Text, insert, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from cubeguard.audit import schema
+from cubeguard.audit.errors import AuditStoreError
+from cubeguard.audit.record import utc_now
+
+TABLE = "table_queries"
+Outcome = Literal["answered", "refused", "limited", "failed"]
+
+_metadata = MetaData()
+_queries = Table(
+    TABLE,
+    _metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False),
+    Column("client", String, nullable=False),
+    Column("release_id", String, nullable=False),
+    Column("query", Text, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("rule", String, nullable=True),
+    Column("cells", Integer, nullable=True),
+    sqlite_autoincrement=True,
+)
+_GUARDS = [
+    f"CREATE TRIGGER IF NOT EXISTS {TABLE}_no_{verb.lower()} BEFORE {verb} ON {TABLE} "
+    f"BEGIN SELECT RAISE(ABORT, 'logged queries are append-only'); END"
+    for verb in ("UPDATE", "DELETE")
+]
+
+
+@dataclass(frozen=True)
+class LoggedQuery:
+    """One row of the log."""
+
+    seq: int
+    at: str
+    client: str
+    release_id: str
+    query: dict[str, Any]
+    outcome: str
+    rule: str | None
+    cells: int | None
+
+
+class QueryLog:
+    """Append and read logged queries in the audit store at ``url``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = schema.shown_url(url)
+        self._engine = schema.open_engine(url)
+        try:
+            with self._engine.begin() as connection:
+                _metadata.create_all(connection)
+                if connection.dialect.name == "sqlite":
+                    for guard in _GUARDS:
+                        connection.exec_driver_sql(guard)
+        except SQLAlchemyError as exc:
+            self._engine.dispose()
+            raise AuditStoreError(f"the query log in {self.url} cannot be opened: {schema.reason(exc)}") from None
+
+    def append(
+        self, client: str, release_id: str, query: dict[str, Any], outcome: Outcome, rule: str | None, cells: int | None
+    ) -> None:
+        """Log one query."""
+        row = {
+            "at": utc_now(),
+            "client": client,
+            "release_id": release_id,
+            "query": json.dumps(query, sort_keys=True, default=str),
+            "outcome": outcome,
+            "rule": rule,
+            "cells": cells,
+        }
+        try:
+            with self._engine.begin() as connection:
+                connection.execute(insert(_queries).values(**row))
+        except SQLAlchemyError as exc:
+            raise AuditStoreError(f"a query could not be logged in {self.url}: {schema.reason(exc)}") from None
+
+    def rows(self) -> list[LoggedQuery]:
+        """Every logged query, oldest first."""
+        with self._engine.connect() as connection:
+            found = connection.execute(select(_queries).order_by(_queries.c.seq)).all()
+        return [LoggedQuery(**{**r._mapping, "query": json.loads(r._mapping["query"])}) for r in found]
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._engine.dispose()

@@ -1,0 +1,57 @@
+"""The ``tables`` section of a release config: flexible tables on demand and the rules they must pass.
+
+Shlomo (2009, section 5) lists the rules a flexible table generator applies before it answers:
+limit the number of dimensions, offer only consistent and nested categories (against
+differencing), a minimum population, a minimum average cell size, a bound on the share of small
+cells; and, since rules alone leave small cells, noise on the table itself. Here the noise is the
+release's own cell key step, so a cell a user builds has the value the published cubes give it.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from cubeguard.cubes.spec import Frozen
+from cubeguard.secrets import EnvSecret
+
+
+class MeanSpec(Frozen):
+    """A numeric microdata column whose mean a table may show, published as m / n-hat (Handbook 5.7)."""
+
+    column: str
+    label: str = ""
+
+
+class TablesSpec(Frozen):
+    """Flexible tables on demand (``cubeguard tables CONFIG``): what may be crossed, and the rules.
+
+    Counts are the release's cell key step applied to the user's table with the release's record
+    keys and p-table, so every cell equals the same cell of the published cubes. The data rules
+    (minimum population, average cell size, small cells) look at the published (perturbed) table,
+    so a refusal reveals nothing a published table would not.
+    """
+
+    breakdowns: list[str] = Field(
+        min_length=1,
+        description="Breakdowns users may cross or filter on (declared levels only; the levels offered "
+        "for one variable must nest, so no two tables can be differenced into a new category).",
+    )
+    populations: list[str] = Field(default_factory=lambda: ["total"], min_length=1)
+    max_dimensions: int = Field(default=4, ge=1, le=8, description="Variables in a table, filters included.")
+    max_cells: int = Field(default=200_000, gt=0, description="Cells of a table, totals and subtotals included.")
+    min_population: int = Field(default=0, ge=0, description="Least published total of a table.")
+    min_average_cell_size: float = Field(
+        default=0.0, ge=0, description="Least published total per interior (bottom) cell."
+    )
+    small_count: int = Field(default=3, ge=1, description="A published count from 1 to this is small.")
+    max_small_cell_share: float = Field(
+        default=1.0, ge=0, le=1, description="Largest share of interior cells whose published count is small."
+    )
+    means: dict[str, MeanSpec] = Field(
+        default_factory=dict, description="Numeric columns whose cell means a table may show (as m / n-hat)."
+    )
+    rate_limit_per_minute: int = Field(default=120, gt=0, description="Queries per client and minute.")
+    admin_token: EnvSecret | None = Field(
+        default=None,
+        description="Environment variable holding the admin endpoints' bearer token (without it they are off).",
+    )

@@ -1,0 +1,83 @@
+"""Config-time checks of the ``tables`` section, before any data is read.
+
+Against differencing (Handbook on SDC v2, 5.2; Shlomo 2009, section 5) every category a user can
+ask for must belong to one nested family: two categories of the same microdata column are either
+disjoint or one contains the other. Breakdowns of one classification always are (they select
+whole subtrees of one hierarchy); breakdowns of different classifications that read the same
+column are checked here, category by category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from itertools import combinations
+
+from cubeguard.config.models import ReleaseConfig
+from cubeguard.config.yamlmap import KeyPath
+from cubeguard.cubes.hierarchy import Breakdown
+
+Add = Callable[[KeyPath, str], None]
+
+
+def check_tables(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], add: Add) -> None:
+    """Every problem of ``cfg.tables``, located at its key."""
+    spec = cfg.tables
+    if spec is None:
+        return
+    offered = []
+    for k, bid in enumerate(spec.breakdowns):
+        if bid not in breakdowns:
+            add(("tables", "breakdowns", k), f"unknown breakdown {bid!r}; offer breakdowns declared under variables")
+        elif bid in offered:
+            add(("tables", "breakdowns", k), f"breakdown {bid!r} is listed twice; list each once")
+        else:
+            offered.append(bid)
+    for k, name in enumerate(spec.populations):
+        if name not in cfg.populations:
+            add(
+                ("tables", "populations", k),
+                f"unknown population {name!r}; offer populations declared under populations",
+            )
+    for a, b, code_a, code_b in _overlaps([breakdowns[b] for b in offered]):
+        add(
+            ("tables", "breakdowns"),
+            f"{a.id} {code_a!r} and {b.id} {code_b!r} overlap without one containing the other, so tables could "
+            "be differenced into a category neither offers; offer breakdowns of only one of the two variables",
+        )
+    _check_protection(cfg, add)
+
+
+def _check_protection(cfg: ReleaseConfig, add: Add) -> None:
+    """Tables are perturbed by the release's one cell key step, which must be all that protects its cubes."""
+    if len(cfg.steps) != 1 or cfg.steps[0].method != "cell_key" or cfg.steps[0].cubes is not None:
+        add(
+            ("tables",),
+            "flexible tables are perturbed with the release's cell key step, so that a cell a user builds equals "
+            "the published one: give the release exactly one step, a cell_key step without 'cubes'",
+        )
+
+
+def _overlaps(offered: list[Breakdown]) -> Iterator[tuple[Breakdown, Breakdown, str, str]]:
+    """Pairs of categories of different classifications on one column that cross (the first per pair)."""
+    for a, b in combinations(offered, 2):
+        if a.column != b.column or a.classification is b.classification:
+            continue
+        for (code_a, va), (code_b, vb) in ((x, y) for x in _categories(a) for y in _categories(b)):
+            common = va & vb
+            if common and common != va and common != vb:
+                yield a, b, code_a, code_b
+                break
+
+
+def _categories(bd: Breakdown) -> list[tuple[str, frozenset[str]]]:
+    """Every code of ``bd`` with the raw values it covers (as text, so codes and integers compare)."""
+    cls = bd.classification
+    out = []
+    for k in bd.selected:
+        stack, values = [k], set[str]()
+        while stack:
+            x = stack.pop()
+            stack.extend(cls.children[x])
+            values.update(str(v) for v in cls.leaf_values[x])
+        out.append((cls.codes[k], frozenset(values)))
+    return out

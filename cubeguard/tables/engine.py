@@ -1,0 +1,182 @@
+"""Answer flexible-table queries from a release's key store, protected on the fly.
+
+A table is tabulated from the key store with the release's classifications (every total and
+subtotal, as a cube), then perturbed with the release's cell key step: the same p-table and the
+same record keys, so a cell the table shares with a published cube (the same set of records) has
+the identical published value (Thompson, Broadfoot and Elazar 2013; Handbook on SDC v2, 5.4). A
+mean is published as m / n-hat, the sum over the cell's records divided by its published count,
+never m / n (Handbook on SDC v2, 5.7). Rules (Shlomo 2009, section 5) refuse a query first by its
+form, then by its published values, so a refusal tells nothing a published table would not.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import xarray as xr
+
+from cubeguard.ckm.perturb import perturb_cube
+from cubeguard.ckm.ptable import PTable
+from cubeguard.config.load import Release
+from cubeguard.config.tables import TablesSpec
+from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.cubes.margins import expand_all
+from cubeguard.cubes.model import make_cube
+from cubeguard.errors import CubeguardError, InternalError
+from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
+from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
+from cubeguard.tables.query import TableQuery, TableRefused
+from cubeguard.tables.rules import check_form, check_values
+
+CACHED_TABLES = 512
+# numba's parallel kernels (margins, noise lookup) must not run in two threads at once.
+_PARALLEL = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A protected table: ``count`` published, ``mean`` (m / n-hat) when asked; nothing unprotected."""
+
+    query: TableQuery
+    table: xr.Dataset
+
+
+class TableEngine:
+    """Checks and answers queries on one release; safe to call from many threads."""
+
+    def __init__(self, release: Release, store: KeyStore, ptable: PTable, release_id: str) -> None:
+        if release.config.tables is None:
+            raise CubeguardError(f"{release.path.name} has no 'tables' section; add one to serve flexible tables")
+        if store.source_hash != source_hash(release.config):
+            raise CubeguardError(
+                f"the key store of release {release_id} was written from another version of {release.path.name} "
+                "(only its 'tables' rules may change after a release); serve it with the config it was released "
+                "with, or release again"
+            )
+        self.release = release
+        self.spec: TablesSpec = release.config.tables
+        self.store = store
+        self.ptable = ptable
+        self.release_id = release_id
+        self.offered: dict[str, Breakdown] = {b: release.breakdowns[b] for b in self.spec.breakdowns}
+        self._cache: OrderedDict[tuple[object, ...], Answer | TableRefused] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def answer(self, query: TableQuery) -> Answer:
+        """The protected table, or :class:`TableRefused` naming the rule; repeated queries come from a cache."""
+        key = query.key()
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+        if found is None:
+            found = self._compute(query)
+            with self._lock:
+                self._cache[key] = found
+                while len(self._cache) > CACHED_TABLES:
+                    self._cache.popitem(last=False)
+        if isinstance(found, TableRefused):
+            raise found
+        return found
+
+    def tabulate(self, query: TableQuery) -> xr.Dataset:
+        """The protected table without the rules (for checks inside cubeguard; never served as is)."""
+        return self._protected(query)
+
+    def _compute(self, query: TableQuery) -> Answer | TableRefused:
+        try:
+            check_form(query, self.spec, self.offered)
+            table = self._protected(query)
+            check_values(table, [self.offered[b] for b in query.breakdowns], self.spec)
+        except TableRefused as refused:
+            return refused
+        return Answer(query, table)
+
+    def _protected(self, query: TableQuery) -> xr.Dataset:
+        bds = [self.offered[b] for b in query.breakdowns]
+        counts, key_sums, sums = self._bottom(query, bds)
+        with _PARALLEL:
+            cube = make_cube(
+                bds, expand_all(counts, bds), expand_all(key_sums, bds), {"key_scale": self.store.key_scale.label}
+            )
+            published = perturb_cube(cube, self.ptable)
+            table = published.drop_vars(["key_sum", "noise"])
+            if query.mean is not None:
+                table["mean"] = _means(expand_all(sums, bds), table["count"].values, bds)
+        return table.assign_attrs(
+            release_id=self.release_id,
+            population=query.population,
+            filters=dict(query.filters),
+            unit=self.release.config.populations[query.population].unit,
+        )
+
+    def _bottom(
+        self, query: TableQuery, bds: list[Breakdown]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
+        """Bottom cells: counts, exact key sums and (for a mean) sums of the numeric column."""
+        shape = tuple(b.n_bottom for b in bds)
+        filters = [(self.offered[b], code) for b, code in sorted(query.filters.items())]
+        columns = [self._column(b) for b in bds] + [self._column(b) for b, _ in filters]
+        luts = [_lut(b, c) for b, c in zip(bds, columns, strict=False)]
+        luts += [_filter_lut(b, code, c) for (b, code), c in zip(filters, columns[len(bds) :], strict=True)]
+        strides = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))] + [0] * len(filters)
+        counts = np.zeros(shape, dtype=np.int64)
+        key_sums = np.zeros(shape, dtype=np.uint64)
+        mean_col = self.spec.means[query.mean].column if query.mean is not None else None
+        values = self.store.values[mean_col] if mean_col is not None else np.empty(0, dtype=np.float64)
+        sums = np.zeros(shape if mean_col is not None else (0,), dtype=np.float64)
+        bad = tabulate(
+            tuple(c.codes for c in columns),
+            tuple(luts),
+            np.array(strides, dtype=np.int64),
+            self.store.populations.get(query.population, empty_uint8()),
+            self.store.keys,
+            values,
+            counts.reshape(-1),
+            key_sums.reshape(-1),
+            sums.reshape(-1),
+        )
+        if bad:
+            raise InternalError(
+                f"{bad} record(s) of the key store have codes outside the classification; rerun the release"
+            )
+        return counts, key_sums, sums.reshape(shape) if mean_col is not None else sums
+
+    def _column(self, bd: Breakdown) -> KeyColumn:
+        try:
+            return self.store.columns[bd.column]
+        except KeyError:
+            raise CubeguardError(
+                f"the key store of release {self.release_id} has no column {bd.column!r}; release again after "
+                "changing tables.breakdowns"
+            ) from None
+
+
+def _lut(bd: Breakdown, column: KeyColumn) -> npt.NDArray[np.int32]:
+    """Bottom position of each dictionary entry (``OUTSIDE`` for values no code covers, missing too)."""
+    values = column.dictionary
+    if bd.classification.dtype == "integer":
+        ints = np.array([v if isinstance(v, int) else -(2**62) for v in values], dtype=np.int64)
+        lut = bd.lookup_ints(ints)
+    else:
+        lut = bd.lookup_codes([str(v) if v is not None else "\0missing" for v in values])
+    return np.where(lut < 0, OUTSIDE, lut).astype(np.int32)
+
+
+def _filter_lut(bd: Breakdown, code: str, column: KeyColumn) -> npt.NDArray[np.int32]:
+    """0 for dictionary entries under ``code``, ``FILTERED`` for the others (``OUTSIDE`` when unknown)."""
+    k = bd.codes.index(code)
+    bottom = _lut(bd, column)
+    inside = (bottom >= bd.lo[k]) & (bottom < bd.hi[k])
+    return np.where(bottom < 0, OUTSIDE, np.where(inside, 0, FILTERED)).astype(np.int32)
+
+
+def _means(sums: npt.NDArray[np.float64], published: npt.NDArray[np.int64], bds: list[Breakdown]) -> xr.DataArray:
+    """M / n-hat per cell (NaN where the published count is 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(published > 0, sums / np.maximum(published, 1), np.nan)
+    return xr.DataArray(mean, dims=[b.id for b in bds])

@@ -1,0 +1,85 @@
+"""The rules a flexible table must pass (Shlomo 2009, section 5), each refusing with its own message.
+
+Form rules look only at the query: offered breakdowns and populations, one level per variable,
+the number of variables (filters count: they define the table's population), the table's size,
+offered filter codes and means. Value rules look at the *published* table: its total (minimum
+population), its total per interior cell (minimum average cell size) and its share of small
+published counts, so a refusal discloses nothing beyond what the table itself would.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from cubeguard.config.tables import TablesSpec
+from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.tables.query import TableQuery, TableRefused
+
+
+def check_form(query: TableQuery, spec: TablesSpec, offered: dict[str, Breakdown]) -> None:
+    """Refuse a query whose form breaks a rule (nothing is tabulated for it)."""
+    for bid in [*query.breakdowns, *query.filters]:
+        if bid not in offered:
+            raise TableRefused(
+                "offered_breakdowns", f"breakdown {bid!r} is not offered; choose one of {', '.join(offered)}"
+            )
+    if query.population not in spec.populations:
+        raise TableRefused(
+            "offered_populations",
+            f"population {query.population!r} is not offered; choose one of {', '.join(spec.populations)}",
+        )
+    variables = [offered[b].classification.variable for b in query.breakdowns]
+    twice = sorted({v for v in variables if variables.count(v) > 1})
+    if twice:
+        raise TableRefused("one_level_per_variable", f"variable {twice[0]} appears twice; cross one level of it")
+    for bid, code in query.filters.items():
+        if code not in offered[bid].codes:
+            raise TableRefused(
+                "offered_filters", f"code {code!r} is not a category of {bid}; filter on one of its codes"
+            )
+    used = set(variables) | {offered[b].classification.variable for b in query.filters}
+    if len(used) > spec.max_dimensions:
+        raise TableRefused(
+            "max_dimensions",
+            f"the table uses {len(used)} variables (filters included) but at most {spec.max_dimensions} may be "
+            "combined; drop a breakdown or a filter",
+        )
+    cells = math.prod(len(offered[b].codes) for b in query.breakdowns)
+    if cells > spec.max_cells:
+        raise TableRefused(
+            "max_cells",
+            f"the table has {cells:,} cells but at most {spec.max_cells:,} are served; choose coarser levels",
+        )
+    if query.mean is not None and query.mean not in spec.means:
+        known = ", ".join(spec.means) or "none are offered"
+        raise TableRefused("offered_means", f"no mean named {query.mean!r}; choose one of: {known}")
+
+
+def check_values(table: xr.Dataset, bds: list[Breakdown], spec: TablesSpec) -> None:
+    """Refuse a table whose published values break a rule."""
+    counts = table["count"].values
+    total = int(counts[(0,) * counts.ndim])  # pre-order: the grand total comes first on every axis
+    if total < spec.min_population:
+        raise TableRefused(
+            "min_population",
+            f"the table's population is {total:,}, below the minimum of {spec.min_population:,}; "
+            "widen the filters or choose a larger population",
+        )
+    interior = counts[np.ix_(*[b.bottom for b in bds])]
+    average = total / interior.size
+    if average < spec.min_average_cell_size:
+        raise TableRefused(
+            "min_average_cell_size",
+            f"the table averages {average:.1f} per cell, below the minimum of {spec.min_average_cell_size:g}; "
+            "choose coarser levels or fewer breakdowns",
+        )
+    small = float(np.mean((interior >= 1) & (interior <= spec.small_count)))
+    if small > spec.max_small_cell_share:
+        raise TableRefused(
+            "max_small_cell_share",
+            f"{small:.1%} of the table's cells are small (1 to {spec.small_count}), above the maximum of "
+            f"{spec.max_small_cell_share:.0%}; choose coarser levels or fewer breakdowns",
+        )

@@ -1,0 +1,107 @@
+"""Open a published release for flexible tables: config, key store, p-table and a consistency check.
+
+The served release is the newest published one with a key store (or the one named). Its config is
+loaded with the overrides of its run, and the cell key step's secrets are those the audit record
+holds for that publication, so the service perturbs exactly as the release did even when the
+environment has changed since. Before serving, the engine rebuilds one published cube and
+compares every cell: a key store, config or p-table that no longer matches stops the service.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cubeguard.audit.record import AuditRecord
+from cubeguard.config.load import Release, load_release
+from cubeguard.cubes.store import list_cubes, open_cube
+from cubeguard.errors import CubeguardError
+from cubeguard.methods.base import resolve
+from cubeguard.methods.cell_key.method import ptable
+from cubeguard.methods.cell_key.model import CellKeyStep
+from cubeguard.pipeline.auditing import audit_store_of
+from cubeguard.pipeline.reproduce import recorded_overrides
+from cubeguard.publish.stage import published_root
+from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber
+from cubeguard.tables.engine import TableEngine
+from cubeguard.tables.keystore import META, KeyStore
+from cubeguard.tables.query import TableQuery
+
+
+def open_served(config: Path, release_id: str | None = None) -> TableEngine:
+    """The engine for ``release_id`` (default: the newest published release with a key store)."""
+    first = load_release(config)
+    rid = release_id or _newest(first)
+    record = _publication(first, rid)
+    _, overrides = recorded_overrides(record.config_text)
+    plain = {k: v for k, v in overrides.items() if not (isinstance(v, dict) and {"env", "prefect_secret"} & set(v))}
+    release = load_release(config, plain or None) if plain else first
+    step = release.config.steps[0] if release.config.steps else None
+    if not isinstance(step, CellKeyStep):
+        raise CubeguardError(f"release {rid} has no cell key step; flexible tables need one (see tables)")
+    table = ptable(_with_recorded(step, record))
+    engine = TableEngine(release, KeyStore.open(release.config.output.served_store(rid)), table, rid)
+    check_consistency(engine, published_root(release) / rid / "store.zarr")
+    return engine
+
+
+def _newest(release: Release) -> str:
+    out = release.config.output
+    root = out.folder / "internal" / "tables"
+    served = sorted(p for p in root.glob("*") if (p / META).is_file() and (published_root(release) / p.name).is_dir())
+    if not served:
+        raise CubeguardError(
+            f"no published release of {release.path.name} has a key store in {root}; add 'tables' to the config "
+            "and run the release"
+        )
+    return max(served, key=lambda p: (p / META).stat().st_mtime).name
+
+
+def _publication(release: Release, release_id: str) -> AuditRecord:
+    with audit_store_of(release, create=False) as store:
+        for stored in store.records():
+            record = stored.record
+            if record.outcome == "published" and record.release_id == release_id:
+                return record
+    raise CubeguardError(f"the audit store has no publication of release {release_id!r}; name a published release")
+
+
+def _with_recorded(step: CellKeyStep, record: AuditRecord) -> CellKeyStep:
+    """The step with its referenced secrets replaced by the values recorded for the release."""
+
+    def number(key: str, value: SecretNumber | SecretInt) -> float:
+        if not isinstance(value, EnvSecret | PrefectSecret):
+            return value
+        try:
+            return float(record.secrets[f"steps[0].{key}"])
+        except KeyError:
+            raise CubeguardError(
+                f"the audit record of release {record.release_id} holds no value for steps[0].{key}; release again"
+            ) from None
+
+    return resolve(step, number)
+
+
+def check_consistency(engine: TableEngine, published: Path, cube_id: str | None = None) -> str:
+    """Rebuild a published cube through the engine and compare every cell; return its id.
+
+    The first cube whose population and breakdowns the service offers is checked (or ``cube_id``).
+    """
+    spec = engine.spec
+    for cube in engine.release.config.hypercubes:
+        offered = cube.population in spec.populations and set(cube.breakdowns) <= set(spec.breakdowns)
+        if (cube_id is None and offered) or cube.id == cube_id:
+            break
+    else:
+        return ""
+    if cube.id not in list_cubes(published):
+        raise CubeguardError(f"cube {cube.id} is missing from {published}; the published release is incomplete")
+    mine = engine.tabulate(TableQuery(breakdowns=list(cube.breakdowns), population=cube.population))
+    theirs = open_cube(published, cube.id)["count"].values
+    if mine["count"].shape != theirs.shape or not np.array_equal(mine["count"].values, theirs):
+        raise CubeguardError(
+            f"the key store of release {engine.release_id} does not reproduce published cube {cube.id}; "
+            "serve the release with the config and key store it was published with, or release again"
+        )
+    return str(cube.id)

@@ -1,0 +1,137 @@
+"""The flexible table service: an HTTP API with an OpenAPI description, and the page that uses it.
+
+``GET /api/release`` and ``/api/variables`` say what may be asked; ``GET`` or ``POST /api/table``
+answers a query as JSON, CSV or SDMX-CSV, or refuses it (HTTP 422) naming the rule and what to
+change. Every query is logged in the release's internal audit store (client, query, time,
+outcome); each client may ask ``tables.rate_limit_per_minute`` queries a minute (HTTP 429 beyond).
+``POST /admin/reload`` (bearer token from ``tables.admin_token``) switches to the newest published
+release. The service reads the key store read-only and never returns an unprotected count.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Header, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from cubeguard.audit.queries import Outcome, QueryLog
+from cubeguard.errors import CubeguardError
+from cubeguard.pipeline.auditing import audit_url_of
+from cubeguard.tables.describe import describe_release, describe_variables
+from cubeguard.tables.engine import TableEngine
+from cubeguard.tables.formats import MEDIA, as_json, as_text
+from cubeguard.tables.query import TableQuery, TableRefused
+from cubeguard.tables.served import open_served
+from service.limits import RateLimit
+
+PAGE = Path(__file__).with_name("page.html")
+Format = Annotated[str, Query(pattern="^(json|csv|sdmx-csv)$", description="json, csv or sdmx-csv")]
+
+
+class Service:
+    """The engine being served (swapped whole on reload), its query log and rate limit."""
+
+    def __init__(self, config: Path, release_id: str | None = None) -> None:
+        self.config = config
+        self.engine: TableEngine = open_served(config, release_id)
+        spec = self.engine.spec
+        self.limit = RateLimit(spec.rate_limit_per_minute)
+        self.token = os.environ.get(spec.admin_token.env) if spec.admin_token is not None else None
+        self.log = QueryLog(audit_url_of(self.engine.release))
+        self._reload = threading.Lock()
+
+    def reload(self, release_id: str | None) -> str:
+        """Serve ``release_id`` (default: the newest published one); the old engine serves until then."""
+        with self._reload:
+            self.engine = open_served(self.config, release_id)
+        return self.engine.release_id
+
+    def query(self, client: str, query: TableQuery, fmt: str) -> Response:
+        """Answer or refuse, logging either."""
+        engine = self.engine
+        logged = query.model_dump()
+        if not self.limit.allow(client):
+            self._log(client, engine, logged, "limited", "rate_limit", None)
+            per = engine.spec.rate_limit_per_minute
+            return _refusal(429, "rate_limit", f"more than {per} queries in a minute; wait a moment and ask again")
+        try:
+            answer = engine.answer(query)
+        except TableRefused as refused:
+            self._log(client, engine, logged, "refused", refused.rule, None)
+            return _refusal(422, refused.rule, str(refused))
+        self._log(client, engine, logged, "answered", None, int(answer.table["count"].size))
+        if fmt == "json":
+            return JSONResponse(as_json(answer))
+        name = "-".join(query.breakdowns).replace(".", "_") + (".sdmx.csv" if fmt == "sdmx-csv" else ".csv")
+        headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(as_text(answer, fmt), media_type=MEDIA[fmt], headers=headers)
+
+    def _log(self, client: str, engine: TableEngine, query: dict[str, Any], outcome: Outcome, rule: str | None, cells: int | None) -> None:  # fmt: skip
+        self.log.append(client, engine.release_id, query, outcome, rule, cells)
+
+
+def _refusal(status: int, rule: str, message: str) -> JSONResponse:
+    return JSONResponse({"refused": True, "rule": rule, "message": message}, status_code=status)
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
+def create_app(config: Path, release_id: str | None = None) -> FastAPI:
+    """The app serving ``config``'s release ``release_id`` (default: the newest published one)."""
+    service = Service(config, release_id)
+    app = FastAPI(
+        title="cubeguard flexible tables",
+        description="Census tables on demand, protected on the fly with the release's cell key method.",
+        docs_url=None,  # the interactive docs load scripts from the internet; /openapi.json describes the API
+        redoc_url=None,
+    )
+    app.state.service = service
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> str:
+        return PAGE.read_text(encoding="utf-8")
+
+    @app.get("/api/release", summary="The served release, its populations, means and rules")
+    def release() -> dict[str, Any]:
+        return describe_release(service.engine)
+
+    @app.get("/api/variables", summary="Variables and the levels (breakdowns) that may be crossed or filtered on")
+    def variables() -> list[dict[str, Any]]:
+        return describe_variables(service.engine)
+
+    @app.get("/api/table", summary="A protected table (query in the URL)")
+    def table_get(
+        request: Request,
+        breakdowns: Annotated[str, Query(description="Breakdown ids, comma-separated, e.g. GEO.N,SEX,AGE.H")],
+        population: str = "total",
+        filter: Annotated[list[str] | None, Query(description="BREAKDOWN:CODE, repeatable")] = None,
+        mean: str | None = None,
+        format: Format = "json",
+    ) -> Response:
+        filters = dict(f.split(":", 1) for f in filter or [] if ":" in f)
+        query = TableQuery(breakdowns=[b for b in breakdowns.split(",") if b], population=population, filters=filters, mean=mean)  # fmt: skip
+        return service.query(_client(request), query, format)
+
+    @app.post("/api/table", summary="A protected table (query as JSON)")
+    def table_post(request: Request, query: Annotated[TableQuery, Body()], format: Format = "json") -> Response:
+        return service.query(_client(request), query, format)
+
+    @app.post("/admin/reload", summary="Serve the newest published release, or the one named (bearer token)")
+    def reload(authorization: Annotated[str | None, Header()] = None, release_id: str | None = None) -> Response:
+        expected = service.token
+        given = (authorization or "").removeprefix("Bearer ").strip()
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            return _refusal(401, "admin_token", "a valid bearer token is needed for admin endpoints")
+        try:
+            return JSONResponse({"release_id": service.reload(release_id)})
+        except CubeguardError as exc:
+            return _refusal(409, "reload", str(exc))
+
+    return app
