@@ -41,7 +41,7 @@ class Service:
         self.engine: TableEngine = open_served(config, release_id)
         spec = self.engine.spec
         self.limit = RateLimit(spec.rate_limit_per_minute)
-        self.token = os.environ.get(spec.admin_token.env) if spec.admin_token is not None else None
+        self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
         self.log = QueryLog(audit_url_of(self.engine.release))
         self._reload = threading.Lock()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from cubeguard.cubes.spec import Frozen
-from cubeguard.secrets import EnvSecret
 
 
 class MeanSpec(Frozen):
@@ -51,7 +50,8 @@ class TablesSpec(Frozen):
         default_factory=dict, description="Numeric columns whose cell means a table may show (as m / n-hat)."
     )
     rate_limit_per_minute: int = Field(default=120, gt=0, description="Queries per client and minute.")
-    admin_token: EnvSecret | None = Field(
+    admin_token_env: str | None = Field(
         default=None,
-        description="Environment variable holding the admin endpoints' bearer token (without it they are off).",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Name of the environment variable holding the admin endpoints' bearer token (unset: they are off).",
     )

@@ -28,7 +28,7 @@ def test_a_tables_section_loads_with_its_defaults(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(TINY_CONFIG + TABLES)
     spec = load_release(path).config.tables
-    assert spec is not None and spec.max_dimensions == 3 and spec.small_count == 3 and spec.admin_token is None
+    assert spec is not None and spec.max_dimensions == 3 and spec.small_count == 3 and spec.admin_token_env is None
 
 
 def test_an_unknown_or_repeated_breakdown_is_named(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_tables_need_the_release_protected_by_one_cell_key_step_alone(tmp_path: 
     assert p.endswith("give the release exactly one step, a cell_key step without 'cubes'")
 
 
-def test_the_admin_token_is_given_by_reference_only(tmp_path: Path) -> None:
-    (p,) = _problems(tmp_path, TINY_CONFIG + TABLES + "  admin_token: s3cret\n")
-    assert p.startswith("tables.admin_token (c.yaml line 51):")
+def test_the_admin_token_is_named_by_its_environment_variable_only(tmp_path: Path) -> None:
+    (p,) = _problems(tmp_path, TINY_CONFIG + TABLES + "  admin_token_env: s3cret token\n")
+    assert p.startswith("tables.admin_token_env (c.yaml line 51):")
     assert "s3cret" not in p

@@ -1,0 +1,134 @@
+"""The table service over HTTP: what it offers, answers in three formats, refusals, limits, admin, the log."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from cubeguard.audit.queries import QueryLog
+from cubeguard.cubes.store import open_cube
+from cubeguard.errors import CubeguardError
+from cubeguard.pipeline.auditing import audit_url_of
+from service.app import create_app
+from tests.tables_release import RELEASE_ID, TABLES, publish
+
+TOKEN = "correct horse battery staple"
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rules = TABLES + "  rate_limit_per_minute: 40\n  admin_token_env: CUBEGUARD_TEST_TABLES_TOKEN\n"
+    return publish(tmp_path_factory.mktemp("service"), tables=rules)
+
+
+@pytest.fixture
+def client(config: Path, monkeypatch: pytest.MonkeyPatch) -> TestClient:
+    monkeypatch.setenv("CUBEGUARD_TEST_TABLES_TOKEN", TOKEN)
+    return TestClient(create_app(config))
+
+
+def test_release_and_variables_say_what_may_be_asked_and_nothing_secret(client: TestClient) -> None:
+    release = client.get("/api/release").json()
+    assert release["release_id"] == RELEASE_ID
+    assert [p["id"] for p in release["populations"]] == ["total", "households"]
+    assert release["rules"]["max_dimensions"] == 3 and release["means"] == [{"id": "age", "label": "Age in years"}]
+    text = client.get("/api/release").text + client.get("/api/variables").text
+    assert '"D"' not in text and '"V"' not in text and TOKEN not in text
+    levels = {lv["id"]: lv for v in client.get("/api/variables").json() for lv in v["levels"]}
+    assert list(levels) == ["GEO.1", "GEO.2", "SEX", "AGE.L", "AGE.M"]
+    assert [c["code"] for c in levels["GEO.2"]["codes"]] == ["0", "A", "A1", "A2", "B", "B1"]
+
+
+def test_the_openapi_description_lists_the_endpoints(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/api/release", "/api/variables", "/api/table", "/admin/reload"} <= set(paths)
+    assert set(paths["/api/table"]) == {"get", "post"}
+
+
+def test_json_csv_and_sdmx_csv_hold_the_same_published_counts(client: TestClient, config: Path) -> None:
+    query = {"breakdowns": "GEO.2,SEX,AGE.M"}
+    answer = client.get("/api/table", params=query).json()
+    assert answer["columns"] == ["GEO.2", "SEX", "AGE.M", "count"]
+    published = open_cube(config.parent / "out" / "published" / RELEASE_ID / "store.zarr", "c1")
+    np.testing.assert_array_equal([r[3] for r in answer["rows"]], published["count"].values.ravel())
+    plain = list(csv.reader(io.StringIO(client.get("/api/table", params={**query, "format": "csv"}).text)))
+    assert plain[0] == answer["columns"] and [[*r[:3], int(r[3])] for r in plain[1:]] == answer["rows"]
+    sdmx = client.get("/api/table", params={**query, "format": "sdmx-csv"})
+    assert sdmx.headers["content-type"].startswith("application/vnd.sdmx.data+csv")
+    rows = list(csv.reader(io.StringIO(sdmx.text)))
+    assert rows[0] == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
+    assert [int(r[4]) for r in rows[1:]] == [r[3] for r in answer["rows"]]
+
+
+def test_post_takes_the_query_as_json_with_filters_and_a_mean(client: TestClient) -> None:
+    body = {"breakdowns": ["AGE.L"], "filters": {"GEO.2": "A1"}, "mean": "age"}
+    answer = client.post("/api/table", json=body).json()
+    assert answer["filters"] == {"GEO.2": "A1"} and answer["columns"] == ["AGE.L", "count", "mean"]
+    same = client.get("/api/table", params={"breakdowns": "AGE.L", "filter": "GEO.2:A1", "mean": "age"}).json()
+    assert same["rows"] == answer["rows"]
+
+
+def test_a_refusal_is_422_with_the_rule_and_what_to_change(client: TestClient) -> None:
+    refused = client.get("/api/table", params={"breakdowns": "SEX,AGE.L,AGE.M"})
+    assert refused.status_code == 422
+    assert refused.json() == {
+        "refused": True,
+        "rule": "one_level_per_variable",
+        "message": "variable AGE appears twice; cross one level of it",
+    }
+
+
+def test_each_client_is_limited_per_minute_and_every_query_is_logged(client: TestClient, config: Path) -> None:
+    log = QueryLog(audit_url_of(client.app.state.service.engine.release))  # type: ignore[attr-defined]
+    before = len(log.rows())
+    statuses = [client.get("/api/table", params={"breakdowns": "SEX"}).status_code for _ in range(45)]
+    assert statuses.count(200) <= 40 and statuses[-1] == 429
+    limited = client.get("/api/table", params={"breakdowns": "SEX"}).json()
+    assert limited["rule"] == "rate_limit" and "wait a moment" in limited["message"]
+    rows = log.rows()[before:]
+    assert len(rows) == 46 and {r.outcome for r in rows} == {"answered", "limited"}
+    assert (
+        rows[0].client == "testclient" and rows[0].release_id == RELEASE_ID and rows[0].query["breakdowns"] == ["SEX"]
+    )
+    assert rows[0].cells == 3
+
+
+def test_refused_queries_are_logged_with_their_rule(client: TestClient) -> None:
+    log = QueryLog(audit_url_of(client.app.state.service.engine.release))  # type: ignore[attr-defined]
+    client.get("/api/table", params={"breakdowns": "GEO.9"})
+    last = log.rows()[-1]
+    assert (last.outcome, last.rule) == ("refused", "offered_breakdowns")
+
+
+def test_the_log_is_append_only(client: TestClient) -> None:
+    log = QueryLog(audit_url_of(client.app.state.service.engine.release))  # type: ignore[attr-defined]
+    client.get("/api/table", params={"breakdowns": "SEX"})
+    with log._engine.begin() as connection, pytest.raises(Exception, match="append-only"):
+        connection.exec_driver_sql("DELETE FROM table_queries")
+
+
+def test_reload_needs_the_admin_token(client: TestClient) -> None:
+    assert client.post("/admin/reload").status_code == 401
+    wrong = client.post("/admin/reload", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and wrong.json()["rule"] == "admin_token"
+    ok = client.post("/admin/reload", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 200 and ok.json() == {"release_id": RELEASE_ID}
+    missing = client.post("/admin/reload", params={"release_id": "nope"}, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert missing.status_code == 409 and "no publication of release 'nope'" in missing.json()["message"]
+
+
+def test_without_a_token_in_the_environment_admin_is_off(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CUBEGUARD_TEST_TABLES_TOKEN", raising=False)
+    client = TestClient(create_app(config))
+    assert client.post("/admin/reload", headers={"Authorization": "Bearer "}).status_code == 401
+
+
+def test_a_release_without_a_key_store_is_not_served(tmp_path: Path) -> None:
+    config = publish(tmp_path, tables="")
+    with pytest.raises(CubeguardError, match=r"no published release of tiny.yaml has a key store in .*; add 'tables'"):
+        create_app(config)
