@@ -239,20 +239,24 @@ def serve(
 @user_errors
 def tables(
     config: Path,
+    sets: list[str] = typer.Option([], "--set", help="Change a config key, e.g. output.folder=DIR (repeatable)."),
     release_id: str = typer.Option(None, "--release-id", help="Serve this published release (default: the newest)."),
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8000, help="Port to listen on."),
     workers: int = typer.Option(1, help="Server processes (each maps the key store; the OS shares its pages)."),
 ) -> None:
     """Serve flexible tables of a published release (the config's 'tables' rules): API and page."""
+    import json
     import os
 
     import uvicorn
 
     from service.app import create_app
 
-    create_app(config.resolve(), release_id)  # a config, key store or audit problem stops here (exit 2)
+    overrides = parse_sets(sets)
+    create_app(config.resolve(), release_id, overrides)  # a config, key store or audit problem stops here (exit 2)
     os.environ["CUBEGUARD_TABLES_CONFIG"] = str(config.resolve())
+    os.environ["CUBEGUARD_TABLES_OVERRIDES"] = json.dumps(overrides)
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
     out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")

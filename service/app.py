@@ -36,9 +36,10 @@ Format = Annotated[str, Query(pattern="^(json|csv|sdmx-csv)$", description="json
 class Service:
     """The engine being served (swapped whole on reload), its query log and rate limit."""
 
-    def __init__(self, config: Path, release_id: str | None = None) -> None:
+    def __init__(self, config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> None:
         self.config = config
-        self.engine: TableEngine = open_served(config, release_id)
+        self.overrides = overrides
+        self.engine: TableEngine = open_served(config, release_id, overrides)
         spec = self.engine.spec
         self.limit = RateLimit(spec.rate_limit_per_minute)
         self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
@@ -48,7 +49,7 @@ class Service:
     def reload(self, release_id: str | None) -> str:
         """Serve ``release_id`` (default: the newest published one); the old engine serves until then."""
         with self._reload:
-            self.engine = open_served(self.config, release_id)
+            self.engine = open_served(self.config, release_id, self.overrides)
         return self.engine.release_id
 
     def query(self, client: str, query: TableQuery, fmt: str) -> Response:
@@ -83,9 +84,12 @@ def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
 
-def create_app(config: Path, release_id: str | None = None) -> FastAPI:
-    """The app serving ``config``'s release ``release_id`` (default: the newest published one)."""
-    service = Service(config, release_id)
+def create_app(config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> FastAPI:
+    """The app serving ``config``'s release ``release_id`` (default: the newest published one).
+
+    ``overrides`` change config keys (e.g. ``output.folder``) as ``cubeguard tables --set`` does.
+    """
+    service = Service(config, release_id, overrides)
     app = FastAPI(
         title="cubeguard flexible tables",
         description="Census tables on demand, protected on the fly with the release's cell key method.",

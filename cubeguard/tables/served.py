@@ -10,6 +10,7 @@ compares every cell: a key store, config or p-table that no longer matches stops
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,14 +30,18 @@ from cubeguard.tables.keystore import META, KeyStore
 from cubeguard.tables.query import TableQuery
 
 
-def open_served(config: Path, release_id: str | None = None) -> TableEngine:
-    """The engine for ``release_id`` (default: the newest published release with a key store)."""
-    first = load_release(config)
+def open_served(config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> TableEngine:
+    """The engine for ``release_id`` (default: the newest published release with a key store).
+
+    ``overrides`` change config keys (as ``--set`` does) to find the release, for example its
+    ``output.folder``; the overrides recorded with the release are applied on top.
+    """
+    first = load_release(config, overrides or None)
     rid = release_id or _newest(first)
     record = _publication(first, rid)
-    _, overrides = recorded_overrides(record.config_text)
-    plain = {k: v for k, v in overrides.items() if not (isinstance(v, dict) and {"env", "prefect_secret"} & set(v))}
-    release = load_release(config, plain or None) if plain else first
+    _, recorded = recorded_overrides(record.config_text)
+    plain = {k: v for k, v in recorded.items() if not (isinstance(v, dict) and {"env", "prefect_secret"} & set(v))}
+    release = load_release(config, {**(overrides or {}), **plain}) if plain else first
     step = release.config.steps[0] if release.config.steps else None
     if not isinstance(step, CellKeyStep):
         raise CubeguardError(f"release {rid} has no cell key step; flexible tables need one (see tables)")
