@@ -48,12 +48,27 @@ def check_tables(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], add: Add)
 
 
 def _check_protection(cfg: ReleaseConfig, add: Add) -> None:
-    """Tables are perturbed by the release's one cell key step, which must be all that protects its cubes."""
-    if len(cfg.steps) != 1 or cfg.steps[0].method != "cell_key" or cfg.steps[0].cubes is not None:
+    """Tables take the release's one step, which must give a cell one value whatever table holds it.
+
+    The cell key method does; so does random rounding whose draws are the cell keys (no seed) and
+    whose totals are rounded on their own (``margins: independent``). Summed margins, seeded draws
+    and every other method make a cell's value depend on the table around it.
+    """
+    step = cfg.steps[0] if len(cfg.steps) == 1 else None
+    consistent = (
+        step is not None
+        and step.cubes is None
+        and (
+            step.method == "cell_key"
+            or (step.method == "random_rounding" and step.margins == "independent" and step.seed is None)
+        )
+    )
+    if not consistent:
         add(
             ("tables",),
-            "flexible tables are perturbed with the release's cell key step, so that a cell a user builds equals "
-            "the published one: give the release exactly one step, a cell_key step without 'cubes'",
+            "flexible tables are protected with the release's step, so that a cell a user builds equals the "
+            "published one: give the release exactly one step without 'cubes', a cell_key step or a "
+            "random_rounding step with margins: independent and no seed",
         )
 
 

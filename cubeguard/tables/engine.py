@@ -19,14 +19,13 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
-from cubeguard.ckm.perturb import perturb_cube
-from cubeguard.ckm.ptable import PTable
 from cubeguard.config.load import Release
 from cubeguard.config.tables import TablesSpec
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError, InternalError
+from cubeguard.methods.base import CubeFunction
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
@@ -46,9 +45,14 @@ class Answer:
 
 
 class TableEngine:
-    """Checks and answers queries on one release; safe to call from many threads."""
+    """Checks and answers queries on one release; safe to call from many threads.
 
-    def __init__(self, release: Release, store: KeyStore, ptable: PTable, release_id: str) -> None:
+    ``protect`` is the release's one post-tabular step as a cube function: the cell key method,
+    or random rounding with independent margins and cell-key draws (both give a cell the same
+    value in every table that holds it).
+    """
+
+    def __init__(self, release: Release, store: KeyStore, protect: CubeFunction, release_id: str) -> None:
         if release.config.tables is None:
             raise CubeguardError(f"{release.path.name} has no 'tables' section; add one to serve flexible tables")
         if store.source_hash != source_hash(release.config):
@@ -60,7 +64,7 @@ class TableEngine:
         self.release = release
         self.spec: TablesSpec = release.config.tables
         self.store = store
-        self.ptable = ptable
+        self.protect = protect
         self.release_id = release_id
         self.offered: dict[str, Breakdown] = {b: release.breakdowns[b] for b in self.spec.breakdowns}
         self._cache: OrderedDict[tuple[object, ...], Answer | TableRefused] = OrderedDict()
@@ -103,8 +107,8 @@ class TableEngine:
             cube = make_cube(
                 bds, expand_all(counts, bds), expand_all(key_sums, bds), {"key_scale": self.store.key_scale.label}
             )
-            published = perturb_cube(cube, self.ptable)
-            table = published.drop_vars(["key_sum", "noise"])
+            published = self.protect(cube)
+            table = published.drop_vars([v for v in ("key_sum", "noise") if v in published])
             if query.mean is not None:
                 table["mean"] = _means(expand_all(sums, bds), table["count"].values, bds)
         return table.assign_attrs(

@@ -1,16 +1,16 @@
 """Open a published release for flexible tables: config, key store, p-table and a consistency check.
 
 The served release is the newest published one with a key store (or the one named). Its config is
-loaded with the overrides of its run, and the cell key step's secrets are those the audit record
-holds for that publication, so the service perturbs exactly as the release did even when the
-environment has changed since. Before serving, the engine rebuilds one published cube and
+loaded with the overrides of its run, and its protection step's secrets are those the audit
+record holds for that publication, so the service protects exactly as the release did even when
+the environment has changed since. Before serving, the engine rebuilds one published cube and
 compares every cell: a key store, config or p-table that no longer matches stops the service.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -18,9 +18,8 @@ from cubeguard.audit.record import AuditRecord
 from cubeguard.config.load import Release, load_release
 from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.base import resolve
-from cubeguard.methods.cell_key.method import ptable
-from cubeguard.methods.cell_key.model import CellKeyStep
+from cubeguard.methods.base import CubeStep, resolve
+from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.pipeline.auditing import audit_store_of
 from cubeguard.pipeline.reproduce import recorded_overrides
 from cubeguard.publish.stage import published_root
@@ -28,6 +27,8 @@ from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.keystore import META, KeyStore
 from cubeguard.tables.query import TableQuery
+
+S = TypeVar("S", bound=CubeStep)
 
 
 def open_served(config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> TableEngine:
@@ -42,11 +43,9 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
     _, recorded = recorded_overrides(record.config_text)
     plain = {k: v for k, v in recorded.items() if not (isinstance(v, dict) and {"env", "prefect_secret"} & set(v))}
     release = load_release(config, {**(overrides or {}), **plain}) if plain else first
-    step = release.config.steps[0] if release.config.steps else None
-    if not isinstance(step, CellKeyStep):
-        raise CubeguardError(f"release {rid} has no cell key step; flexible tables need one (see tables)")
-    table = ptable(_with_recorded(step, record))
-    engine = TableEngine(release, KeyStore.open(release.config.output.served_store(rid)), table, rid)
+    step = release.config.steps[0]  # the config check allows one consistent step, and only one
+    protect = CUBE_METHODS[step.method].prepare(_with_recorded(step, record))
+    engine = TableEngine(release, KeyStore.open(release.config.output.served_store(rid)), protect, rid)
     check_consistency(engine, published_root(release) / rid / "store.zarr")
     return engine
 
@@ -72,7 +71,7 @@ def _publication(release: Release, release_id: str) -> AuditRecord:
     raise CubeguardError(f"the audit store has no publication of release {release_id!r}; name a published release")
 
 
-def _with_recorded(step: CellKeyStep, record: AuditRecord) -> CellKeyStep:
+def _with_recorded(step: S, record: AuditRecord) -> S:
     """The step with its referenced secrets replaced by the values recorded for the release."""
 
     def number(key: str, value: SecretNumber | SecretInt) -> float:

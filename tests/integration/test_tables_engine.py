@@ -22,10 +22,11 @@ from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.keystore import KeyStore
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.served import check_consistency, open_served
-from tests.conftest import tiny_microdata
+from tests.conftest import TINY_CONFIG, tiny_microdata
 from tests.tables_release import RELEASE_ID, publish
 
 QUERIES = 250
+ROUNDED = "{method: random_rounding, base: 3}"  # margins rounded on their own, draws from the cell keys
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +190,7 @@ def _engine_with(config: Path, **rules: object) -> TableEngine:
     overrides = {f"tables.{k}": v for k, v in rules.items()}
     release = load_release(config, overrides)
     base = open_served(config)
-    return TableEngine(release, base.store, base.ptable, RELEASE_ID)
+    return TableEngine(release, base.store, base.protect, RELEASE_ID)
 
 
 @pytest.mark.parametrize(
@@ -229,7 +230,7 @@ def test_a_changed_classification_stops_serving_but_changed_rules_do_not(served:
     _engine_with(config, min_population=5)  # rules may change after a release
     release = load_release(config, {"variables.SEX.codes[1].label": "Men"})
     with pytest.raises(CubeguardError, match="only its 'tables' rules may change after a release"):
-        TableEngine(release, engine.store, engine.ptable, RELEASE_ID)
+        TableEngine(release, engine.store, engine.protect, RELEASE_ID)
 
 
 def test_a_key_store_that_does_not_reproduce_the_published_cubes_stops_serving(
@@ -239,6 +240,20 @@ def test_a_key_store_that_does_not_reproduce_the_published_cubes_stops_serving(
     published = engine.release.config.output.folder / "published" / RELEASE_ID / "store.zarr"
     assert check_consistency(engine, published) == "c1"
     other_keys = dataclasses.replace(engine.store, keys=engine.store.keys + np.uint64(2**63))  # cell keys move by 1/2
-    wrong = TableEngine(engine.release, other_keys, engine.ptable, RELEASE_ID)
+    wrong = TableEngine(engine.release, other_keys, engine.protect, RELEASE_ID)
     with pytest.raises(CubeguardError, match="does not reproduce published cube c1"):
         check_consistency(wrong, published)
+
+
+def test_a_release_rounded_at_random_on_cell_keys_is_served_consistently_too(tmp_path: Path) -> None:
+    config = publish(tmp_path, config=TINY_CONFIG.replace("{method: cell_key, D: 5, V: 3, js: 2}", ROUNDED))
+    engine = open_served(config)
+    cubes = _published(engine)
+    rng = np.random.default_rng(3)
+    compared = dict.fromkeys(cubes, 0)
+    for _ in range(80):
+        for cube_id, n in _compare_random(engine, rng, cubes).items():
+            compared[cube_id] += n
+    assert all(n >= 10 for n in compared.values()), compared
+    table = engine.answer(TableQuery(breakdowns=["GEO.2", "AGE.M"], mean="age")).table
+    assert (table["count"].values % 3 == 0).all() and (table["count"].values > 0).any()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cubeguard.config import load_release
 from tests.conftest import TINY_CONFIG, load_problems
 from tests.tables_release import TABLES
@@ -68,8 +70,24 @@ def test_tables_need_the_release_protected_by_one_cell_key_step_alone(tmp_path: 
     steps = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
     text = TINY_CONFIG.replace(steps, steps + "  - {method: conventional_rounding, base: 3, cubes: [c2]}\n")
     (p,) = _problems(tmp_path, text + TABLES)
-    assert p.startswith("tables (c.yaml line 47): flexible tables are perturbed with the release's cell key step")
-    assert p.endswith("give the release exactly one step, a cell_key step without 'cubes'")
+    assert p.startswith("tables (c.yaml line 47): flexible tables are protected with the release's step")
+    assert p.endswith("a cell_key step or a random_rounding step with margins: independent and no seed")
+
+
+@pytest.mark.parametrize(
+    ("step", "allowed"),
+    [
+        ("{method: random_rounding, base: 3}", True),
+        ("{method: random_rounding, base: 3, margins: summed}", False),
+        ("{method: random_rounding, base: 3, seed: 5}", False),
+    ],
+)
+def test_random_rounding_serves_tables_only_when_a_cell_rounds_alike_in_every_table(
+    tmp_path: Path, step: str, allowed: bool
+) -> None:
+    text = TINY_CONFIG.replace("{method: cell_key, D: 5, V: 3, js: 2}", step) + TABLES
+    problems = [p for p in load_problems(tmp_path, text, missing_ok=True) if p.startswith("tables ")]
+    assert bool(problems) != allowed
 
 
 def test_the_admin_token_is_named_by_its_environment_variable_only(tmp_path: Path) -> None:
