@@ -137,7 +137,7 @@ class TableEngine:
             tuple(c.codes for c in columns),
             tuple(luts),
             np.array(strides, dtype=np.int64),
-            self.store.populations.get(query.population, empty_uint8()),
+            self._mask(query.population),
             self.store.keys,
             values,
             counts.reshape(-1),
@@ -149,6 +149,16 @@ class TableEngine:
                 f"{bad} record(s) of the key store have codes outside the classification; rerun the release"
             )
         return counts, key_sums, sums.reshape(shape) if mean_col is not None else sums
+
+    def _mask(self, population: str) -> npt.NDArray[np.uint8]:
+        try:
+            mask = self.store.populations[population]
+        except KeyError:
+            raise CubeguardError(
+                f"the key store of release {self.release_id} has no population {population!r}; release again after "
+                "changing tables.populations"
+            ) from None
+        return empty_uint8() if mask is None else mask
 
     def _column(self, bd: Breakdown) -> KeyColumn:
         try:

@@ -30,7 +30,7 @@ from cubeguard.cubes.encode import population_mask
 from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.errors import CubeguardError
 
-FORMAT = 1
+FORMAT = 2
 META = "meta.json"
 MAX_CATEGORIES = 2**16 - 1  # the last uint16 index is kept for missing values
 Raw = str | int
@@ -54,7 +54,7 @@ class KeyStore:
     key_scale: KeyScale
     source_hash: str
     columns: dict[str, KeyColumn]
-    populations: dict[str, npt.NDArray[np.uint8]]
+    populations: dict[str, npt.NDArray[np.uint8] | None]  # None: every record belongs
     values: dict[str, npt.NDArray[np.float64]]
     keys: npt.NDArray[np.uint64]
 
@@ -79,7 +79,9 @@ class KeyStore:
             key_scale=KeyScale.from_label(meta["key_scale"]),
             source_hash=str(meta["source_hash"]),
             columns={c: KeyColumn(c, tuple(d), load(f"column.{c}")) for c, d in meta["columns"].items()},
-            populations={p: load(f"population.{p}") for p in meta["populations"]},
+            populations={
+                p: load(f"population.{p}") if kind == "mask" else None for p, kind in meta["populations"].items()
+            },
             values={v: load(f"values.{v}") for v in meta["values"]},
             keys=load("keys"),
         )
@@ -103,7 +105,10 @@ class KeyStoreWriter:
         self.key_scale = key_scale
         self._codes: dict[str, list[npt.NDArray[np.uint16]]] = {c: [] for c in columns}
         self._dicts: dict[str, dict[Raw | None, int]] = {c: {} for c in self._codes}
-        self._masks: dict[str, list[npt.NDArray[np.uint8]]] = {p: [] for p in populations}
+        # a population of all persons needs no mask (every record belongs): one read less per query
+        self._masks: dict[str, list[npt.NDArray[np.uint8]]] = {
+            p: [] for p, spec in populations.items() if spec.where or spec.unit != "persons"
+        }
         self._values: dict[str, list[npt.NDArray[np.float64]]] = {v: [] for v in values}
         self._keys: list[npt.NDArray[np.uint64]] = []
 
@@ -121,7 +126,8 @@ class KeyStoreWriter:
         """Append one batch of records."""
         for name, parts in self._codes.items():
             parts.append(self._encode(name, batch.column(name)))
-        for name, pop in self.populations.items():
+        for name in self._masks:
+            pop = self.populations[name]
             ref = self.household_ref if pop.unit == "households" else None
             self._masks[name].append(population_mask(batch, pop.where, ref).astype(np.uint8))
         for name, vals in self._values.items():
@@ -160,7 +166,7 @@ class KeyStoreWriter:
             "key_scale": self.key_scale.label,
             "source_hash": source_hash,
             "columns": {c: list(d) for c, d in self._dicts.items()},
-            "populations": sorted(self._masks),
+            "populations": {p: "mask" if p in self._masks else "all" for p in sorted(self.populations)},
             "values": sorted(self._values),
         }
         (folder / META).write_text(json.dumps(meta), encoding="utf-8")

@@ -149,7 +149,9 @@ def test_the_key_store_holds_codes_and_keys_only_and_its_records(served: tuple[P
     assert store.records == len(tiny_microdata())
     assert set(store.columns) == {"region", "sex", "age"}
     assert set(store.populations) == {"total", "households"}
-    assert int(store.populations["households"].sum()) == int(tiny_microdata().is_ref.sum())
+    households = store.populations["households"]
+    assert households is not None and int(households.sum()) == int(tiny_microdata().is_ref.sum())
+    assert store.populations["total"] is None  # all persons: no mask to read
     assert store.keys.dtype == np.uint64 and not store.keys.flags.writeable
     assert not (engine.release.config.output.key_store).exists()  # moved to the published release
 
