@@ -276,6 +276,13 @@ def server(port: int = typer.Option(4200), host: str = typer.Option("127.0.0.1")
     raise typer.Exit(subprocess.call(cmd, env={**os.environ, "PREFECT_LOGGING_LEVEL": "WARNING"}))
 
 
+class PTableFormat(StrEnum):
+    """P-table file formats."""
+
+    r = "r"
+    tau = "tau"
+
+
 @app.command()
 @user_errors
 def ptable(
@@ -284,8 +291,13 @@ def ptable(
     js: int = typer.Option(0, "--js", help="No perturbed values in 1..js."),
     pstay: float = typer.Option(None, "--pstay", help="Lower bound of the probability of no change."),
     optim: int = typer.Option(1, "--optim", help="1: variance as inequality, 4: as equality."),
-    mono: bool = typer.Option(True, "--mono", help="Monotony constraints."),
-    out_file: Path = typer.Option(..., "--out", help="CSV with ptable's columns i, j, p, v, p_int_lb, p_int_ub, type."),
+    mono: bool = typer.Option(True, "--mono/--no-mono", help="Monotony constraints (R ptable's mono)."),
+    out_file: Path = typer.Option(..., "--out", help="The p-table file to write."),
+    fmt: PTableFormat = typer.Option(
+        "r",
+        "--format",
+        help="r: R ptable's CSV (i, j, p, v, p_int_lb, p_int_ub, type); tau: tau-ARGUS's p-table (i;j;p;v;p_int_ub).",
+    ),
     plot: Path = typer.Option(None, "--plot", help="Also draw the noise distributions to this PNG."),
     risk: Path = typer.Option(None, "--risk", help="Also draw P(original | published) (uniform prior) to this PNG."),
 ) -> None:
@@ -296,7 +308,7 @@ def ptable(
     from cubeguard.ckm.ptable_io import write_ptable
 
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    write_ptable(table, out_file)
+    write_ptable(table, out_file, "tau" if fmt == PTableFormat.tau else "ptable")
     out.print(f"[green]Wrote[/] {out_file} ({table.i.size} rows)")
     if plot is not None:
         from cubeguard.ckm.ptable_plot import plot_ptable
