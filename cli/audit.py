@@ -14,7 +14,10 @@ from cubeguard.audit.store import AuditStore
 from cubeguard.errors import CubeguardError
 
 app = typer.Typer(
-    help="The internal audit trail of release runs.", no_args_is_help=True, pretty_exceptions_show_locals=False
+    help="The internal audit trail of release runs.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
 )
 out = Console()
 

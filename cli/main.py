@@ -25,6 +25,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # typer's rich help shows flags as "<bool>" options; click's plain help is right
 )
 app.add_typer(audit_app, name="audit")
 out = Console()
@@ -108,10 +109,16 @@ def release(
         None, "--dask-address", help="Run tabulation and per-cube tasks on this Dask scheduler."
     ),
     workers: int = typer.Option(
-        0, "--workers", help="Run tabulation and per-cube tasks on a local Dask cluster of N workers."
+        0,
+        "--workers",
+        help="Run tabulation and per-cube tasks on a local Dask cluster of N workers (default: none, one process).",
+        show_default=False,
     ),
     parts: int = typer.Option(
-        0, "--parts", help="Row-group partitions tabulated at once (default: --workers, or 4 with --dask-address)."
+        0,
+        "--parts",
+        help="Row-group partitions tabulated at once (default: --workers, or 4 with --dask-address).",
+        show_default=False,
     ),
 ) -> None:
     """Run a release as a Prefect flow: validate, protect, measure, gate, publish, audit."""
