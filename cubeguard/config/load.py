@@ -69,15 +69,21 @@ class Problems:
         self.files: dict[str, LocatedYaml] = {}  # variable name -> its classification file
         self.items: list[str] = []
         self.sources: list[Path] = []  # classification and .hrc files read
+        self.overridden: list[str] = []  # keys set by overrides (--set): errors there name the override
 
     def add(self, path: KeyPath, message: str) -> None:
         """Record ``message`` at ``path``, located in the classification file when it came from one."""
+        name = dotted(path)
+        for key in self.overridden:
+            if name == key or name.startswith((f"{key}.", f"{key}[")):
+                self.items.append(f"{name} (--set {key}): {message}")
+                return
         doc, local = self.main, path
         if len(path) >= 2 and path[0] == "variables" and str(path[1]) in self.files:
             doc, local = self.files[str(path[1])], path[2:]
         line = doc.line_of(local)
         where = f"{doc.file.name} line {line}" if line else doc.file.name
-        self.items.append(f"{dotted(path)} ({where}): {message}")
+        self.items.append(f"{name} ({where}): {message}")
 
 
 def load_release(
@@ -100,6 +106,7 @@ def load_release(
         data, bad = apply_overrides(data, overrides)
         if bad:
             raise ConfigError(file, bad)
+        problems.overridden = sorted(overrides, key=len, reverse=True)
     # The hash identifies the content (paths as written, relative to the config), not its location.
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
     _resolve_paths(data, file.parent)

@@ -65,10 +65,16 @@ def test_override_changes_the_release_and_its_hash(config_file: Path) -> None:
     assert load_release(config_file, {"steps[0].js": 2}).config_hash == plain.config_hash
 
 
-def test_overridden_value_is_validated_like_a_written_one(config_file: Path) -> None:
+def test_overridden_value_is_validated_like_a_written_one_and_its_error_names_the_override(config_file: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_release(config_file, {"steps[0].js": "many"})
-    assert info.value.problems[0].startswith("steps[0].js (release.yaml line ")
+    assert info.value.problems[0].startswith("steps[0].js (--set steps[0].js): input should be a valid integer")
+
+
+def test_an_error_inside_an_overridden_mapping_names_the_override(config_file: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_release(config_file, {"gates": {"max_hellinger": 3}})
+    assert info.value.problems[0].startswith("gates.max_hellinger (--set gates): input should be less than")
 
 
 def test_unknown_override_key_is_a_config_error(config_file: Path) -> None:
