@@ -1,7 +1,7 @@
 """The flexible table service: an HTTP API with an OpenAPI description, and the page that uses it.
 
 ``GET /api/release`` and ``/api/variables`` say what may be asked; ``GET`` or ``POST /api/table``
-answers a query as JSON, CSV or SDMX-CSV, or refuses it (HTTP 422) naming the rule and what to
+answers a query as JSON-stat 2.0, CSV or SDMX-CSV (encoded once per table while cached), or refuses it (HTTP 422) naming the rule and what to
 change. Every query is logged in the release's internal audit store (client, query, time,
 outcome); each client may ask ``tables.rate_limit_per_minute`` queries a minute (HTTP 429 beyond).
 ``POST /admin/reload`` (bearer token from ``tables.admin_token``) switches to the newest published
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,12 +25,13 @@ from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.auditing import audit_url_of
 from cubeguard.tables.describe import describe_release, describe_variables
 from cubeguard.tables.engine import TableEngine
-from cubeguard.tables.formats import MEDIA, as_json, as_text
+from cubeguard.tables.formats import MEDIA, encode
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.served import open_served
 from service.limits import RateLimit
 
 PAGE = Path(__file__).with_name("page.html")
+CACHED_BYTES = 256 * 2**20  # encoded answers kept for repeated queries
 Format = Annotated[str, Query(pattern="^(json|csv|sdmx-csv)$", description="json, csv or sdmx-csv")]
 
 
@@ -45,6 +47,9 @@ class Service:
         self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
         self.log = QueryLog(audit_url_of(self.engine.release))
         self._reload = threading.Lock()
+        self._lock = threading.Lock()
+        self._bytes: OrderedDict[tuple[object, ...], tuple[int, bytes]] = OrderedDict()
+        self._size = 0
 
     def reload(self, release_id: str | None) -> str:
         """Serve ``release_id`` (default: the newest published one); the old engine serves until then."""
@@ -61,16 +66,35 @@ class Service:
             per = engine.spec.rate_limit_per_minute
             return _refusal(429, "rate_limit", f"more than {per} queries in a minute; wait a moment and ask again")
         try:
-            answer = engine.answer(query)
+            cells, body = self._encoded(engine, query, fmt)
         except TableRefused as refused:
             self._log(client, engine, logged, "refused", refused.rule, None)
             return _refusal(422, refused.rule, str(refused))
-        self._log(client, engine, logged, "answered", None, int(answer.table["count"].size))
+        self._log(client, engine, logged, "answered", None, cells)
         if fmt == "json":
-            return JSONResponse(as_json(answer))
+            return Response(body, media_type=MEDIA[fmt])
         name = "-".join(query.breakdowns).replace(".", "_") + (".sdmx.csv" if fmt == "sdmx-csv" else ".csv")
         headers = {"Content-Disposition": f'attachment; filename="{name}"'}
-        return Response(as_text(answer, fmt), media_type=MEDIA[fmt], headers=headers)
+        return Response(body, media_type=MEDIA[fmt], headers=headers)
+
+    def _encoded(self, engine: TableEngine, query: TableQuery, fmt: str) -> tuple[int, bytes]:
+        """(cells, bytes) of the answer in ``fmt``, encoded once per table and format while cached."""
+        key = (engine.release_id, query.key(), fmt)
+        with self._lock:
+            found = self._bytes.get(key)
+            if found is not None:
+                self._bytes.move_to_end(key)
+                return found
+        answer = engine.answer(query)
+        found = (int(answer.table["count"].size), encode(answer, fmt))
+        with self._lock:
+            if key not in self._bytes:
+                self._bytes[key] = found
+                self._size += len(found[1])
+                while self._size > CACHED_BYTES and len(self._bytes) > 1:
+                    _, (_, old) = self._bytes.popitem(last=False)
+                    self._size -= len(old)
+        return found
 
     def _log(self, client: str, engine: TableEngine, query: dict[str, Any], outcome: Outcome, rule: str | None, cells: int | None) -> None:  # fmt: skip
         self.log.append(client, engine.release_id, query, outcome, rule, cells)

@@ -3,12 +3,18 @@
 Every query is logged, answered or refused: who asked (the client address), what (the query as
 JSON), when, and the outcome with the rule that refused it. Rows are only ever appended; on
 SQLite, triggers refuse updates and deletes, as for the release records.
+
+Appends are committed in groups: concurrent callers hand their rows to one writer thread, which
+inserts whatever has queued up in one transaction and then releases them, so each caller returns
+only once its row is committed, at the cost of one commit per group rather than per query.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import queue
+import threading
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, insert, select
@@ -56,6 +62,13 @@ class LoggedQuery:
     cells: int | None
 
 
+@dataclass
+class _Pending:
+    row: dict[str, Any]
+    done: threading.Event = field(default_factory=threading.Event)
+    error: AuditStoreError | None = None
+
+
 class QueryLog:
     """Append and read logged queries in the audit store at ``url``."""
 
@@ -71,11 +84,14 @@ class QueryLog:
         except SQLAlchemyError as exc:
             self._engine.dispose()
             raise AuditStoreError(f"the query log in {self.url} cannot be opened: {schema.reason(exc)}") from None
+        self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._writer = threading.Thread(target=self._write_groups, name="query-log", daemon=True)
+        self._writer.start()
 
     def append(
         self, client: str, release_id: str, query: dict[str, Any], outcome: Outcome, rule: str | None, cells: int | None
     ) -> None:
-        """Log one query."""
+        """Log one query; return once it is committed."""
         row = {
             "at": utc_now(),
             "client": client,
@@ -85,11 +101,29 @@ class QueryLog:
             "rule": rule,
             "cells": cells,
         }
-        try:
-            with self._engine.begin() as connection:
-                connection.execute(insert(_queries).values(**row))
-        except SQLAlchemyError as exc:
-            raise AuditStoreError(f"a query could not be logged in {self.url}: {schema.reason(exc)}") from None
+        pending = _Pending(row)
+        self._queue.put(pending)
+        pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+
+    def _write_groups(self) -> None:
+        while True:
+            group = [self._queue.get()]
+            while True:
+                try:
+                    group.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            error = None
+            try:
+                with self._engine.begin() as connection:
+                    connection.execute(insert(_queries), [p.row for p in group])
+            except SQLAlchemyError as exc:
+                error = AuditStoreError(f"a query could not be logged in {self.url}: {schema.reason(exc)}")
+            for p in group:
+                p.error = error
+                p.done.set()
 
     def rows(self) -> list[LoggedQuery]:
         """Every logged query, oldest first."""

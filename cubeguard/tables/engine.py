@@ -31,7 +31,7 @@ from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.rules import check_form, check_values
 
-CACHED_TABLES = 512
+CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
 # numba's parallel kernels (margins, noise lookup) must not run in two threads at once.
 _PARALLEL = threading.Lock()
 
@@ -68,6 +68,7 @@ class TableEngine:
         self.release_id = release_id
         self.offered: dict[str, Breakdown] = {b: release.breakdowns[b] for b in self.spec.breakdowns}
         self._cache: OrderedDict[tuple[object, ...], Answer | TableRefused] = OrderedDict()
+        self._cached_cells = 0
         self._lock = threading.Lock()
 
     def answer(self, query: TableQuery) -> Answer:
@@ -79,13 +80,21 @@ class TableEngine:
                 self._cache.move_to_end(key)
         if found is None:
             found = self._compute(query)
-            with self._lock:
-                self._cache[key] = found
-                while len(self._cache) > CACHED_TABLES:
-                    self._cache.popitem(last=False)
+            self._remember(key, found)
         if isinstance(found, TableRefused):
             raise found
         return found
+
+    def _remember(self, key: tuple[object, ...], found: Answer | TableRefused) -> None:
+        """Keep ``found``, dropping the least recently asked answers beyond :data:`CACHED_CELLS`."""
+        with self._lock:
+            if key in self._cache:
+                return
+            self._cache[key] = found
+            self._cached_cells += _cells(found)
+            while self._cached_cells > CACHED_CELLS and len(self._cache) > 1:
+                _, old = self._cache.popitem(last=False)
+                self._cached_cells -= _cells(old)
 
     def tabulate(self, query: TableQuery) -> xr.Dataset:
         """The protected table without the rules (for checks inside cubeguard; never served as is)."""
@@ -168,6 +177,10 @@ class TableEngine:
                 f"the key store of release {self.release_id} has no column {bd.column!r}; release again after "
                 "changing tables.breakdowns"
             ) from None
+
+
+def _cells(found: Answer | TableRefused) -> int:
+    return int(found.table["count"].size) if isinstance(found, Answer) else 1
 
 
 def _lut(bd: Breakdown, column: KeyColumn) -> npt.NDArray[np.int32]:

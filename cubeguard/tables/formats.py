@@ -1,65 +1,90 @@
-"""A protected table as JSON, CSV or SDMX-CSV: one row per cell, the same rows in every format.
+"""A protected table as JSON-stat, CSV or SDMX-CSV bytes.
 
-Rows come from :func:`cubeguard.cubes.export.cell_table`, as the published cubes' exports do, so a
-table's CSV has the layout of a published cube's CSV. Only published values appear: the count,
-and the mean as m / n-hat where one was asked for.
+JSON is JSON-stat 2.0 (the format of Eurostat's and many offices' dissemination APIs): the
+dimensions with their codes, labels and hierarchy (``child``), and the published counts as one
+``value`` array in row-major order over the dimensions; the release, population, filters and
+means (m / n-hat, ``null`` where the published count is 0) go in ``extension``. CSV and SDMX-CSV
+have one row per cell, from :func:`cubeguard.cubes.export.cell_table`, in the layout of a
+published cube's export. Only published values appear.
 """
 
 from __future__ import annotations
 
 import io
-import math
+import json
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from cubeguard.cubes.export import cell_table
 from cubeguard.tables.engine import Answer
 
-MEDIA = {"json": "application/json", "csv": "text/csv", "sdmx-csv": "application/vnd.sdmx.data+csv; version=1.0.0"}
+MEDIA = {
+    "json": "application/json",
+    "csv": "text/csv; charset=utf-8",
+    "sdmx-csv": "application/vnd.sdmx.data+csv; version=1.0.0",
+}
 TABLE_ID = "TABLE"
 
 
+def encode(answer: Answer, fmt: str) -> bytes:
+    """The table in ``fmt`` (``json``, ``csv`` or ``sdmx-csv``)."""
+    if fmt == "json":
+        return json.dumps(json_stat(answer), separators=(",", ":"), allow_nan=False).encode()
+    sink = io.BytesIO()
+    pacsv.write_csv(rows(answer, fmt), sink)
+    return sink.getvalue()
+
+
 def rows(answer: Answer, fmt: str) -> pa.Table:
-    """The cells as an Arrow table in the format's columns (``csv`` columns for JSON)."""
+    """One row per cell: a code column per dimension, the count (and the mean, except in SDMX-CSV)."""
     table = answer.table
-    flat = cell_table(table["count"], {"cube_id": TABLE_ID}, "csv" if fmt == "json" else fmt)
+    flat = cell_table(table["count"], {"cube_id": TABLE_ID}, fmt)
     if "mean" in table and fmt != "sdmx-csv":
         flat = flat.append_column("mean", pa.array(table["mean"].values.ravel()))
     return flat
 
 
-def as_text(answer: Answer, fmt: str) -> str:
-    """CSV or SDMX-CSV text."""
-    sink = io.BytesIO()
-    pacsv.write_csv(rows(answer, fmt), sink)
-    return sink.getvalue().decode("utf-8")
-
-
-def as_json(answer: Answer) -> dict[str, Any]:
-    """The table with its dimensions (codes, labels, parents, depths) and one row per cell."""
+def json_stat(answer: Answer) -> dict[str, Any]:
+    """The table as a JSON-stat 2.0 dataset."""
     table = answer.table
-    dims = []
-    for bid in table["count"].dims:
-        dims.append(
-            {
-                "id": str(bid),
-                "codes": [str(c) for c in table[bid].values],
-                "labels": [str(c) for c in table[f"{bid}.label"].values],
-                "parents": [str(c) for c in table[f"{bid}.parent"].values],
-                "depths": [int(c) for c in table[f"{bid}.depth"].values],
-            }
-        )
-    flat = rows(answer, "json")
-    values = [list(r.values()) for r in flat.to_pylist()]
-    return {
+    dims = [str(d) for d in table["count"].dims]
+    dimension = {}
+    for d in dims:
+        codes = [str(c) for c in table[d].values]
+        labels = [str(x) or c for x, c in zip(table[f"{d}.label"].values, codes, strict=True)]
+        parents = [str(p) for p in table[f"{d}.parent"].values]
+        child: dict[str, list[str]] = {}
+        for code, parent in zip(codes, parents, strict=True):
+            if parent:
+                child.setdefault(parent, []).append(code)
+        dimension[d] = {
+            "label": d,
+            "category": {
+                "index": codes,
+                "label": dict(zip(codes, labels, strict=True)),
+                "child": child,
+            },
+        }
+    extension: dict[str, Any] = {
         "release_id": table.attrs["release_id"],
         "population": table.attrs["population"],
         "unit": table.attrs["unit"],
         "filters": table.attrs["filters"],
-        "mean": answer.query.mean,
-        "dimensions": dims,
-        "columns": flat.column_names,
-        "rows": [[None if isinstance(v, float) and math.isnan(v) else v for v in row] for row in values],
+        "protection": "published counts (release's protection step); means as m / n-hat",
+    }
+    if "mean" in table:
+        means = table["mean"].values.ravel()
+        extension["mean"] = {"of": answer.query.mean, "value": [None if np.isnan(m) else float(m) for m in means]}
+    return {
+        "version": "2.0",
+        "class": "dataset",
+        "label": " by ".join(dims),
+        "id": dims,
+        "size": [int(table.sizes[d]) for d in dims],
+        "dimension": dimension,
+        "value": table["count"].values.ravel().tolist(),
+        "extension": extension,
     }

@@ -10,6 +10,7 @@ refusal's colours; and the page raises no script errors. Skipped, saying so, wit
 from __future__ import annotations
 
 import io
+import itertools
 import shutil
 import socket
 import threading
@@ -126,7 +127,15 @@ def _text(v: object) -> str:
 
 
 def _bottom(dim: dict[str, Any]) -> list[str]:
-    return [c for c in dim["codes"] if c not in set(dim["parents"])]
+    """A JSON-stat dimension's codes without children."""
+    return [c for c in dim["category"]["index"] if c not in dim["category"]["child"]]
+
+
+def _rows(body: dict[str, Any]) -> list[list[object]]:
+    """A JSON-stat answer as rows: the codes of each cell, its count (and mean), row-major."""
+    codes = itertools.product(*(body["dimension"][d]["category"]["index"] for d in body["id"]))
+    means = body["extension"].get("mean", {}).get("value")
+    return [[*c, v, *([means[k]] if means else [])] for k, (c, v) in enumerate(zip(codes, body["value"], strict=True))]
 
 
 def _pixels(shot: bytes) -> NDArray[np.int_]:
@@ -148,12 +157,12 @@ def test_table_and_chart_match_the_api(page: Page, errors: list[str], variables:
     assert _show(page, variables) == "answered"
     body = _api(page, breakdowns=",".join(variables.values()), **({"mean": mean} if mean else {})).json()
     shown = page.eval_on_selector_all("#cells tbody tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
-    assert len(shown) == len(body["rows"]) > 0
-    assert shown == [[_text(v) for v in row] for row in body["rows"]]
+    assert len(shown) == len(body["value"]) > 0
+    assert shown == [[_text(v) for v in row] for row in _rows(body)]
     headers = page.eval_on_selector_all("#cells thead th", "ths => ths.map(th => th.textContent)")
-    assert headers == body["columns"]
+    assert headers == [*body["id"], "count", *(["mean"] if mean else [])]
     assert page.get_attribute("#chart-svg", "data-kind") == kind
-    cells = int(np.prod([len(_bottom(d)) for d in body["dimensions"][:2]]))
+    cells = int(np.prod([len(_bottom(body["dimension"][d])) for d in body["id"][:2]]))
     assert page.locator("#chart-svg rect").count() == cells
     assert page.is_hidden("#refusal")
     assert errors == []

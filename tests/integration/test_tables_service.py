@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -50,27 +52,32 @@ def test_the_openapi_description_lists_the_endpoints(client: TestClient) -> None
     assert set(paths["/api/table"]) == {"get", "post"}
 
 
-def test_json_csv_and_sdmx_csv_hold_the_same_published_counts(client: TestClient, config: Path) -> None:
+def test_json_stat_csv_and_sdmx_csv_hold_the_same_published_counts(client: TestClient, config: Path) -> None:
     query = {"breakdowns": "GEO.2,SEX,AGE.M"}
     answer = client.get("/api/table", params=query).json()
-    assert answer["columns"] == ["GEO.2", "SEX", "AGE.M", "count"]
+    assert (answer["version"], answer["class"], answer["id"]) == ("2.0", "dataset", ["GEO.2", "SEX", "AGE.M"])
+    assert answer["size"] == [6, 3, 6] and answer["dimension"]["GEO.2"]["category"]["child"]["A"] == ["A1", "A2"]
     published = open_cube(config.parent / "out" / "published" / RELEASE_ID / "store.zarr", "c1")
-    np.testing.assert_array_equal([r[3] for r in answer["rows"]], published["count"].values.ravel())
+    np.testing.assert_array_equal(answer["value"], published["count"].values.ravel())
+    assert answer["extension"]["release_id"] == RELEASE_ID and answer["extension"]["unit"] == "persons"
     plain = list(csv.reader(io.StringIO(client.get("/api/table", params={**query, "format": "csv"}).text)))
-    assert plain[0] == answer["columns"] and [[*r[:3], int(r[3])] for r in plain[1:]] == answer["rows"]
+    cells = itertools.product(*(answer["dimension"][d]["category"]["index"] for d in answer["id"]))
+    assert plain[0] == [*answer["id"], "count"]
+    assert plain[1:] == [[*codes, str(v)] for codes, v in zip(cells, answer["value"], strict=True)]
     sdmx = client.get("/api/table", params={**query, "format": "sdmx-csv"})
     assert sdmx.headers["content-type"].startswith("application/vnd.sdmx.data+csv")
     rows = list(csv.reader(io.StringIO(sdmx.text)))
     assert rows[0] == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
-    assert [int(r[4]) for r in rows[1:]] == [r[3] for r in answer["rows"]]
+    assert [int(r[4]) for r in rows[1:]] == answer["value"]
 
 
 def test_post_takes_the_query_as_json_with_filters_and_a_mean(client: TestClient) -> None:
     body = {"breakdowns": ["AGE.L"], "filters": {"GEO.2": "A1"}, "mean": "age"}
     answer = client.post("/api/table", json=body).json()
-    assert answer["filters"] == {"GEO.2": "A1"} and answer["columns"] == ["AGE.L", "count", "mean"]
+    assert answer["extension"]["filters"] == {"GEO.2": "A1"} and answer["extension"]["mean"]["of"] == "age"
+    assert len(answer["extension"]["mean"]["value"]) == len(answer["value"]) == 4
     same = client.get("/api/table", params={"breakdowns": "AGE.L", "filter": "GEO.2:A1", "mean": "age"}).json()
-    assert same["rows"] == answer["rows"]
+    assert same == answer
 
 
 def test_a_refusal_is_422_with_the_rule_and_what_to_change(client: TestClient) -> None:
@@ -132,3 +139,12 @@ def test_a_release_without_a_key_store_is_not_served(tmp_path: Path) -> None:
     config = publish(tmp_path, tables="")
     with pytest.raises(CubeguardError, match=r"no published release of tiny.yaml has a key store in .*; add 'tables'"):
         create_app(config)
+
+
+def test_concurrent_queries_are_each_logged_once_in_groups(tmp_path: Path) -> None:
+    log = QueryLog(f"sqlite:///{tmp_path / 'log.sqlite'}")
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        list(pool.map(lambda k: log.append(f"c{k % 7}", "r", {"k": k}, "answered", None, k), range(400)))
+    rows = log.rows()
+    assert sorted(r.query["k"] for r in rows) == list(range(400))
+    assert [r.seq for r in rows] == list(range(1, 401))
