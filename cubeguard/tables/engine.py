@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +23,6 @@ import xarray as xr
 from cubeguard.config.load import Release
 from cubeguard.config.tables import TablesSpec
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CubeFunction
@@ -31,8 +31,9 @@ from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.rules import check_form, check_values
 
+N = TypeVar("N", bound=np.number)
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
-# numba's parallel kernels (margins, noise lookup) must not run in two threads at once.
+# numba's parallel kernels (the noise lookup) must not run in two threads at once.
 _PARALLEL = threading.Lock()
 
 
@@ -112,14 +113,12 @@ class TableEngine:
     def _protected(self, query: TableQuery) -> xr.Dataset:
         bds = [self.offered[b] for b in query.breakdowns]
         counts, key_sums, sums = self._bottom(query, bds)
+        cube = make_cube(bds, margins(counts, bds), margins(key_sums, bds), {"key_scale": self.store.key_scale.label})
         with _PARALLEL:
-            cube = make_cube(
-                bds, expand_all(counts, bds), expand_all(key_sums, bds), {"key_scale": self.store.key_scale.label}
-            )
             published = self.protect(cube)
-            table = published.drop_vars([v for v in ("key_sum", "noise") if v in published])
-            if query.mean is not None:
-                table["mean"] = _means(expand_all(sums, bds), table["count"].values, bds)
+        table = published.drop_vars([v for v in ("key_sum", "noise") if v in published])
+        if query.mean is not None:
+            table["mean"] = _means(margins(sums, bds), table["count"].values, bds)
         return table.assign_attrs(
             release_id=self.release_id,
             population=query.population,
@@ -177,6 +176,24 @@ class TableEngine:
                 f"the key store of release {self.release_id} has no column {bd.column!r}; release again after "
                 "changing tables.breakdowns"
             ) from None
+
+
+def margins(bottom: npt.NDArray[N], bds: list[Breakdown]) -> npt.NDArray[N]:
+    """Every total and subtotal of a (small) table, axis by axis, as differences of prefix sums.
+
+    :func:`cubeguard.cubes.margins.expand_all` does the same for whole cubes on every core; a
+    table is small and many are built at once, so here it is done in the calling thread. Integer
+    sums wrap modulo 2**64 alike, so key sums equal the cubes' exactly.
+    """
+    out = bottom
+    for axis, bd in enumerate(bds):
+        shape = list(out.shape)
+        shape[axis] = 1
+        prefix = np.concatenate(
+            [np.zeros(shape, dtype=out.dtype), np.cumsum(out, axis=axis, dtype=out.dtype)], axis=axis
+        )
+        out = np.take(prefix, bd.hi, axis=axis) - np.take(prefix, bd.lo, axis=axis)
+    return out
 
 
 def _cells(found: Answer | TableRefused) -> int:
