@@ -264,7 +264,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "--set on an unknown key",
         lambda f: release("--set", "steps[0].jz=3"),
-        "steps[0].jz (tiny.yaml line 43): unknown key 'jz'",
+        "steps[0].jz (--set steps[0].jz): unknown key 'jz'",
     ),
     Case(
         "--set with a secret inline",
