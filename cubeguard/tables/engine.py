@@ -33,8 +33,6 @@ from cubeguard.tables.rules import check_form, check_values
 
 N = TypeVar("N", bound=np.number)
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
-# numba's parallel kernels (the noise lookup) must not run in two threads at once.
-_PARALLEL = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -114,8 +112,7 @@ class TableEngine:
         bds = [self.offered[b] for b in query.breakdowns]
         counts, key_sums, sums = self._bottom(query, bds)
         cube = make_cube(bds, margins(counts, bds), margins(key_sums, bds), {"key_scale": self.store.key_scale.label})
-        with _PARALLEL:
-            published = self.protect(cube)
+        published = self.protect(cube)
         table = published.drop_vars([v for v in ("key_sum", "noise") if v in published])
         if query.mean is not None:
             table["mean"] = _means(margins(sums, bds), table["count"].values, bds)
@@ -131,20 +128,18 @@ class TableEngine:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
         """Bottom cells: counts, exact key sums and (for a mean) sums of the numeric column."""
         shape = tuple(b.n_bottom for b in bds)
-        filters = [(self.offered[b], code) for b, code in sorted(query.filters.items())]
-        columns = [self._column(b) for b in bds] + [self._column(b) for b, _ in filters]
-        luts = [_lut(b, c) for b, c in zip(bds, columns, strict=False)]
-        luts += [_filter_lut(b, code, c) for (b, code), c in zip(filters, columns[len(bds) :], strict=True)]
-        strides = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))] + [0] * len(filters)
+        strides = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))]
+        pairs = [(self._column(b).codes, _weights(b, self._column(b), s)) for b, s in zip(bds, strides, strict=True)]
+        for bid, code in sorted(query.filters.items()):
+            bd = self.offered[bid]
+            pairs.append((self._column(bd).codes, _filter_weights(bd, code, self._column(bd))))
         counts = np.zeros(shape, dtype=np.int64)
         key_sums = np.zeros(shape, dtype=np.uint64)
         mean_col = self.spec.means[query.mean].column if query.mean is not None else None
         values = self.store.values[mean_col] if mean_col is not None else np.empty(0, dtype=np.float64)
         sums = np.zeros(shape if mean_col is not None else (0,), dtype=np.float64)
         bad = tabulate(
-            tuple(c.codes for c in columns),
-            tuple(luts),
-            np.array(strides, dtype=np.int64),
+            tuple(pairs),
             self._mask(query.population),
             self.store.keys,
             values,
@@ -200,23 +195,27 @@ def _cells(found: Answer | TableRefused) -> int:
     return int(found.table["count"].size) if isinstance(found, Answer) else 1
 
 
-def _lut(bd: Breakdown, column: KeyColumn) -> npt.NDArray[np.int32]:
-    """Bottom position of each dictionary entry (``OUTSIDE`` for values no code covers, missing too)."""
+def _positions(bd: Breakdown, column: KeyColumn) -> npt.NDArray[np.int64]:
+    """Bottom position of each dictionary entry (-1 for values no code covers, missing too)."""
     values = column.dictionary
     if bd.classification.dtype == "integer":
         ints = np.array([v if isinstance(v, int) else -(2**62) for v in values], dtype=np.int64)
-        lut = bd.lookup_ints(ints)
-    else:
-        lut = bd.lookup_codes([str(v) if v is not None else "\0missing" for v in values])
-    return np.where(lut < 0, OUTSIDE, lut).astype(np.int32)
+        return bd.lookup_ints(ints).astype(np.int64)
+    return bd.lookup_codes([str(v) if v is not None else "\0missing" for v in values]).astype(np.int64)
 
 
-def _filter_lut(bd: Breakdown, code: str, column: KeyColumn) -> npt.NDArray[np.int32]:
+def _weights(bd: Breakdown, column: KeyColumn, stride: int) -> npt.NDArray[np.int64]:
+    """Each dictionary entry's bottom position times ``stride`` (``OUTSIDE`` for unknown values)."""
+    bottom = _positions(bd, column)
+    return np.where(bottom < 0, OUTSIDE, bottom * stride)
+
+
+def _filter_weights(bd: Breakdown, code: str, column: KeyColumn) -> npt.NDArray[np.int64]:
     """0 for dictionary entries under ``code``, ``FILTERED`` for the others (``OUTSIDE`` when unknown)."""
     k = bd.codes.index(code)
-    bottom = _lut(bd, column)
+    bottom = _positions(bd, column)
     inside = (bottom >= bd.lo[k]) & (bottom < bd.hi[k])
-    return np.where(bottom < 0, OUTSIDE, np.where(inside, 0, FILTERED)).astype(np.int32)
+    return np.where(bottom < 0, OUTSIDE, np.where(inside, 0, FILTERED)).astype(np.int64)
 
 
 def _means(sums: npt.NDArray[np.float64], published: npt.NDArray[np.int64], bds: list[Breakdown]) -> xr.DataArray:

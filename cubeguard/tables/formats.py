@@ -11,10 +11,10 @@ published cube's export. Only published values appear.
 from __future__ import annotations
 
 import io
-import json
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -32,7 +32,7 @@ TABLE_ID = "TABLE"
 def encode(answer: Answer, fmt: str) -> bytes:
     """The table in ``fmt`` (``json``, ``csv`` or ``sdmx-csv``)."""
     if fmt == "json":
-        return json.dumps(json_stat(answer), separators=(",", ":"), allow_nan=False).encode()
+        return orjson.dumps(json_stat(answer), option=orjson.OPT_SERIALIZE_NUMPY)
     sink = io.BytesIO()
     pacsv.write_csv(rows(answer, fmt), sink)
     return sink.getvalue()
@@ -85,6 +85,6 @@ def json_stat(answer: Answer) -> dict[str, Any]:
         "id": dims,
         "size": [int(table.sizes[d]) for d in dims],
         "dimension": dimension,
-        "value": table["count"].values.ravel().tolist(),
+        "value": np.ascontiguousarray(table["count"].values.ravel(), dtype=np.int64),  # orjson writes it as it is
         "extension": extension,
     }
