@@ -78,6 +78,17 @@ def load_problems(folder: Path, text: str, missing_ok: bool = False) -> list[str
     return []
 
 
+def tiny_breakdowns() -> dict[str, Any]:
+    """TINY_CONFIG's breakdowns by id (GEO.1, GEO.2, SEX, AGE.L, AGE.M)."""
+    import tempfile
+
+    from cubeguard.config import load_release
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "c.yaml").write_text(TINY_CONFIG)
+        return dict(load_release(Path(folder) / "c.yaml").breakdowns)
+
+
 def tiny_microdata(n_households: int = 3000, seed: int = 7) -> pd.DataFrame:
     """Persons in households for TINY_CONFIG: members share the region."""
     rng = np.random.default_rng(seed)

@@ -11,6 +11,7 @@ form, then by its published values, so a refusal tells nothing a published table
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CubeFunction
+from cubeguard.tables.derive import BottomCache, refinement
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
@@ -33,6 +35,8 @@ from cubeguard.tables.rules import check_form, check_values
 
 N = TypeVar("N", bound=np.number)
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
+FINE_CELLS = 2_000_000  # bottom cells of a table tabulated finer than asked, to derive others from
+BOTTOM_CELLS = 16_000_000  # bottom cells kept for deriving (16 bytes each)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,8 @@ class TableEngine:
         self.offered: dict[str, Breakdown] = {b: release.breakdowns[b] for b in self.spec.breakdowns}
         self._cache: OrderedDict[tuple[object, ...], Answer | TableRefused] = OrderedDict()
         self._cached_cells = 0
+        self._bottoms = BottomCache(BOTTOM_CELLS)
+        self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
 
     def answer(self, query: TableQuery) -> Answer:
@@ -126,7 +132,42 @@ class TableEngine:
     def _bottom(
         self, query: TableQuery, bds: list[Breakdown]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
-        """Bottom cells: counts, exact key sums and (for a mean) sums of the numeric column."""
+        """Bottom cells: counts, exact key sums and (for a mean) sums of the numeric column.
+
+        Without a mean, the table is summed from a finer one tabulated before when there is one;
+        otherwise it is tabulated at the finest offered levels of its variables (up to
+        :data:`FINE_CELLS` bottom cells), kept, and summed from that, so that later tables of the
+        same variables at coarser levels, or of fewer of them, need no pass over the records.
+        (Sums of values are floating point: summed in another order they could differ in the last
+        bit, so tables with a mean are always tabulated from the records.)
+        """
+        if query.mean is not None:
+            return self._tabulated(query, bds)
+        scope = (query.population, tuple(sorted(query.filters.items())))
+        found = self._bottoms.derive(scope, bds)
+        if found is None:
+            fine = self._finest(bds)
+            counts, key_sums, _ = self._tabulated(query, fine)
+            self._bottoms.add(scope, fine, (counts, key_sums))
+            same = all(f is b for f, b in zip(fine, bds, strict=True))
+            found = (counts, key_sums) if same else self._bottoms.derive(scope, bds)
+            if found is None:
+                raise InternalError("a table could not be summed from the finer one just tabulated; this is a bug")
+        return found[0], found[1], np.zeros(0)
+
+    def _finest(self, bds: list[Breakdown]) -> list[Breakdown]:
+        """The finest offered level of each variable that refines the asked one, within :data:`FINE_CELLS`."""
+        fine = []
+        for bd in bds:
+            options = [o for o in self.offered.values() if refinement(o, bd) is not None]
+            fine.append(max(options, key=lambda o: o.n_bottom))
+        return fine if math.prod(b.n_bottom for b in fine) <= FINE_CELLS else bds
+
+    def _tabulated(
+        self, query: TableQuery, bds: list[Breakdown]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
+        """One pass over the records."""
+        self.passes += 1
         shape = tuple(b.n_bottom for b in bds)
         strides = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))]
         pairs = [(self._column(b).codes, _weights(b, self._column(b), s)) for b, s in zip(bds, strides, strict=True)]

@@ -259,3 +259,25 @@ def test_a_release_rounded_at_random_on_cell_keys_is_served_consistently_too(tmp
     assert all(n >= 10 for n in compared.values()), compared
     table = engine.answer(TableQuery(breakdowns=["GEO.2", "AGE.M"], mean="age")).table
     assert (table["count"].values % 3 == 0).all() and (table["count"].values > 0).any()
+
+
+def test_tables_summed_from_finer_ones_equal_tables_tabulated_from_the_records(
+    served: tuple[Path, TableEngine],
+) -> None:
+    config, _ = served
+    engine = open_served(config)
+    first = engine.answer(TableQuery(breakdowns=["GEO.1", "SEX", "AGE.L"]))  # tabulated at GEO.2 x SEX x AGE.M
+    assert engine.passes == 1
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        query = _random_query(engine, rng)
+        fresh = open_served(config)
+        counts, key_sums, _ = fresh._tabulated(query, [fresh.offered[b] for b in query.breakdowns])
+        mine, my_keys, _ = engine._bottom(query, [engine.offered[b] for b in query.breakdowns])
+        np.testing.assert_array_equal(mine, counts)
+        np.testing.assert_array_equal(my_keys, key_sums)
+    passes = engine.passes
+    for breakdowns in (["GEO.2", "AGE.M"], ["SEX"], ["AGE.L", "GEO.1"], ["SEX", "GEO.2", "AGE.M"]):
+        engine.answer(TableQuery(breakdowns=breakdowns))
+    assert engine.passes == passes  # all summed from the first table's finer cells
+    assert first.table["count"].sizes == {"GEO.1": 3, "SEX": 3, "AGE.L": 4}

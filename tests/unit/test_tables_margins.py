@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cubeguard.config import load_release
-from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.margins import expand_all
 from cubeguard.tables.engine import margins
-from tests.conftest import TINY_CONFIG
+from tests.conftest import tiny_breakdowns
 
-
-def _breakdowns() -> dict[str, Breakdown]:
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "c.yaml").write_text(TINY_CONFIG)
-        return load_release(Path(folder) / "c.yaml").breakdowns
-
-
-BREAKDOWNS = _breakdowns()
+BREAKDOWNS = tiny_breakdowns()
 
 
 @settings(max_examples=60, deadline=None)

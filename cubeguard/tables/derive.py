@@ -1,0 +1,111 @@
+"""Tables derived from finer tables already tabulated, instead of another pass over the records.
+
+Counts and key sums add up exactly (integers; key sums modulo 2**64), so a table summed from the
+bottom cells of a finer one, one that crosses the same variables at levels that refine the
+table's (and maybe more variables, summed out), has the same counts and cell keys as a table
+tabulated from the records, hence the same published values. Two selections of one hierarchy
+nest code by code, and a coarse bottom code covers a contiguous range of fine bottom codes (both
+are in pre-order), so deriving is one ``reduceat`` per dimension.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cubeguard.cubes.hierarchy import Breakdown
+
+Bottoms = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
+
+
+def refinement(fine: Breakdown, coarse: Breakdown) -> npt.NDArray[np.intp] | None:
+    """First fine bottom position of each coarse bottom code; None when ``fine`` does not refine ``coarse``."""
+    if fine.classification is not coarse.classification:
+        return None
+    cls = fine.classification
+    leaves = np.array([k for k in range(len(cls.codes)) if not cls.children[k]], dtype=np.intp)
+    f, c = fine.leaf_bottom[leaves], coarse.leaf_bottom[leaves]
+    to_coarse = np.full(fine.n_bottom, -1, dtype=np.int64)
+    to_coarse[f] = c
+    if (to_coarse[f] != c).any() or (to_coarse < 0).any() or (np.diff(to_coarse) < 0).any():
+        return None  # a fine code spans two coarse ones, or the order differs
+    starts = np.searchsorted(to_coarse, np.arange(coarse.n_bottom))
+    if (starts >= fine.n_bottom).any() or (
+        to_coarse[np.minimum(starts, fine.n_bottom - 1)] != np.arange(coarse.n_bottom)
+    ).any():
+        return None
+    return starts
+
+
+@dataclass(frozen=True)
+class _Entry:
+    breakdowns: tuple[Breakdown, ...]
+    counts: npt.NDArray[np.int64]
+    key_sums: npt.NDArray[np.uint64]
+
+
+class BottomCache:
+    """Bottom cells of tabulated tables, by population and filters, bounded by cells; thread-safe."""
+
+    def __init__(self, cells: int) -> None:
+        self.cells = cells
+        self._entries: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def add(self, scope: tuple[object, ...], bds: list[Breakdown], bottoms: Bottoms) -> None:
+        """Keep the bottom cells of ``bds`` tabulated in ``scope`` (population, filters)."""
+        key = (scope, tuple(b.id for b in bds))
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = _Entry(tuple(bds), *bottoms)
+            self._held += bottoms[0].size
+            while self._held > self.cells and len(self._entries) > 1:
+                _, old = self._entries.popitem(last=False)
+                self._held -= old.counts.size
+
+    def derive(self, scope: tuple[object, ...], bds: list[Breakdown]) -> Bottoms | None:
+        """The bottom cells of ``bds`` summed from a kept finer table of the same scope, if there is one."""
+        with self._lock:
+            candidates = [(k, e) for k, e in self._entries.items() if k[0] == scope]
+        for key, entry in reversed(candidates):
+            plan = _plan(entry.breakdowns, bds)
+            if plan is not None:
+                with self._lock:
+                    if key in self._entries:
+                        self._entries.move_to_end(key)
+                return _summed(entry, plan)
+        return None
+
+
+def _plan(source: tuple[Breakdown, ...], bds: list[Breakdown]) -> list[tuple[int, npt.NDArray[np.intp]]] | None:
+    """For each wanted breakdown, the source axis that refines it and its range starts."""
+    plan: list[tuple[int, npt.NDArray[np.intp]]] = []
+    for bd in bds:
+        for axis, src in enumerate(source):
+            starts = refinement(src, bd)
+            if starts is not None and axis not in [a for a, _ in plan]:
+                plan.append((axis, starts))
+                break
+        else:
+            return None
+    return plan
+
+
+def _summed(entry: _Entry, plan: list[tuple[int, npt.NDArray[np.intp]]]) -> Bottoms:
+    axes = [a for a, _ in plan]
+    others = tuple(a for a in range(entry.counts.ndim) if a not in axes)
+    counts = entry.counts.sum(axis=others, dtype=np.int64) if others else entry.counts
+    key_sums = entry.key_sums.sum(axis=others, dtype=np.uint64) if others else entry.key_sums
+    kept = sorted(axes)
+    order = [kept.index(a) for a in axes]
+    counts, key_sums = np.transpose(counts, order), np.transpose(key_sums, order)
+    for d, (_, starts) in enumerate(plan):
+        counts = np.add.reduceat(counts, starts, axis=d)
+        key_sums = np.add.reduceat(key_sums, starts, axis=d)
+    return np.ascontiguousarray(counts), np.ascontiguousarray(key_sums)
