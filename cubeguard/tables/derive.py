@@ -22,6 +22,20 @@ from cubeguard.cubes.hierarchy import Breakdown
 Bottoms = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
 
 
+class Refinements:
+    """:func:`refinement` of pairs of breakdowns, computed once per pair (a lookup per table after that)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[int, int], npt.NDArray[np.intp] | None] = {}
+
+    def __call__(self, fine: Breakdown, coarse: Breakdown) -> npt.NDArray[np.intp] | None:
+        """First fine bottom position of each coarse bottom code, or None."""
+        key = (id(fine), id(coarse))
+        if key not in self._known:
+            self._known[key] = refinement(fine, coarse)
+        return self._known[key]
+
+
 def refinement(fine: Breakdown, coarse: Breakdown) -> npt.NDArray[np.intp] | None:
     """First fine bottom position of each coarse bottom code; None when ``fine`` does not refine ``coarse``."""
     if fine.classification is not coarse.classification:
@@ -51,8 +65,9 @@ class _Entry:
 class BottomCache:
     """Bottom cells of tabulated tables, by population and filters, bounded by cells; thread-safe."""
 
-    def __init__(self, cells: int) -> None:
+    def __init__(self, cells: int, refines: Refinements) -> None:
         self.cells = cells
+        self.refines = refines
         self._entries: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
@@ -74,7 +89,7 @@ class BottomCache:
         with self._lock:
             candidates = [(k, e) for k, e in self._entries.items() if k[0] == scope]
         for key, entry in reversed(candidates):
-            plan = _plan(entry.breakdowns, bds)
+            plan = _plan(entry.breakdowns, bds, self.refines)
             if plan is not None:
                 with self._lock:
                     if key in self._entries:
@@ -83,12 +98,14 @@ class BottomCache:
         return None
 
 
-def _plan(source: tuple[Breakdown, ...], bds: list[Breakdown]) -> list[tuple[int, npt.NDArray[np.intp]]] | None:
+def _plan(
+    source: tuple[Breakdown, ...], bds: list[Breakdown], refines: Refinements
+) -> list[tuple[int, npt.NDArray[np.intp]]] | None:
     """For each wanted breakdown, the source axis that refines it and its range starts."""
     plan: list[tuple[int, npt.NDArray[np.intp]]] = []
     for bd in bds:
         for axis, src in enumerate(source):
-            starts = refinement(src, bd)
+            starts = refines(src, bd)
             if starts is not None and axis not in [a for a, _ in plan]:
                 plan.append((axis, starts))
                 break

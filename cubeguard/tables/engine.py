@@ -27,7 +27,7 @@ from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CubeFunction
-from cubeguard.tables.derive import BottomCache, refinement
+from cubeguard.tables.derive import BottomCache, Refinements
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
@@ -35,7 +35,7 @@ from cubeguard.tables.rules import check_form, check_values
 
 N = TypeVar("N", bound=np.number)
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
-FINE_CELLS = 2_000_000  # bottom cells of a table tabulated finer than asked, to derive others from
+FINE_CELLS = 500_000  # bottom cells of a table tabulated finer than asked, to derive others from
 BOTTOM_CELLS = 16_000_000  # bottom cells kept for deriving (16 bytes each)
 
 
@@ -72,7 +72,8 @@ class TableEngine:
         self.offered: dict[str, Breakdown] = {b: release.breakdowns[b] for b in self.spec.breakdowns}
         self._cache: OrderedDict[tuple[object, ...], Answer | TableRefused] = OrderedDict()
         self._cached_cells = 0
-        self._bottoms = BottomCache(BOTTOM_CELLS)
+        self._refines = Refinements()  # the engine's breakdowns live as long as it does: ids stay unique
+        self._bottoms = BottomCache(BOTTOM_CELLS, self._refines)
         self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
 
@@ -159,7 +160,7 @@ class TableEngine:
         """The finest offered level of each variable that refines the asked one, within :data:`FINE_CELLS`."""
         fine = []
         for bd in bds:
-            options = [o for o in self.offered.values() if refinement(o, bd) is not None]
+            options = [o for o in self.offered.values() if self._refines(o, bd) is not None]
             fine.append(max(options, key=lambda o: o.n_bottom))
         return fine if math.prod(b.n_bottom for b in fine) <= FINE_CELLS else bds
 
