@@ -281,3 +281,14 @@ def test_tables_summed_from_finer_ones_equal_tables_tabulated_from_the_records(
         engine.answer(TableQuery(breakdowns=breakdowns))
     assert engine.passes == passes  # all summed from the first table's finer cells
     assert first.table["count"].sizes == {"GEO.1": 3, "SEX": 3, "AGE.L": 4}
+
+
+def test_a_remembered_refusal_is_raised_afresh_each_time(served: tuple[Path, TableEngine]) -> None:
+    _, engine = served
+    query = TableQuery(breakdowns=["AGE.L", "AGE.M"])
+    raised = []
+    for _ in range(3):
+        with pytest.raises(TableRefused) as refused:
+            engine.answer(query)
+        raised.append(refused.value)
+    assert len({id(r) for r in raised}) == 3 and {r.rule for r in raised} == {"one_level_per_variable"}
