@@ -262,12 +262,29 @@ def tables(
 
     overrides = parse_sets(sets)
     create_app(config.resolve(), release_id, overrides)  # a config, key store or audit problem stops here (exit 2)
+    _check_port(host, port)
     os.environ["CUBEGUARD_TABLES_CONFIG"] = str(config.resolve())
     os.environ["CUBEGUARD_TABLES_OVERRIDES"] = json.dumps(overrides)
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
     out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
     uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning")
+
+
+def _check_port(host: str, port: int) -> None:
+    """Stop with one sentence (exit 2) when the address cannot be listened on."""
+    import socket
+
+    from cubeguard.errors import CubeguardError
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise CubeguardError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port or --host"
+            ) from None
 
 
 @app.command()

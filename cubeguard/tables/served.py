@@ -38,6 +38,8 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
     ``output.folder``; the overrides recorded with the release are applied on top.
     """
     first = load_release(config, overrides or None)
+    if first.config.tables is None:
+        raise CubeguardError(f"{first.path.name} has no 'tables' section; add one and run the release to serve tables")
     rid = release_id or _newest(first)
     record = _publication(first, rid)
     _, recorded = recorded_overrides(record.config_text)

@@ -5,18 +5,22 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from cli.main import app
 from cubeguard.audit.queries import QueryLog
 from cubeguard.cubes.store import open_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.auditing import audit_url_of
 from service.app import create_app
+from tests.conftest import TINY_CONFIG
 from tests.tables_release import RELEASE_ID, TABLES, publish
 
 TOKEN = "correct horse battery staple"
@@ -135,10 +139,27 @@ def test_without_a_token_in_the_environment_admin_is_off(config: Path, monkeypat
     assert client.post("/admin/reload", headers={"Authorization": "Bearer "}).status_code == 401
 
 
-def test_a_release_without_a_key_store_is_not_served(tmp_path: Path) -> None:
+def test_a_release_without_a_tables_section_is_not_served(tmp_path: Path) -> None:
     config = publish(tmp_path, tables="")
-    with pytest.raises(CubeguardError, match=r"no published release of tiny.yaml has a key store in .*; add 'tables'"):
+    with pytest.raises(CubeguardError, match=r"tiny\.yaml has no 'tables' section; add one and run the release"):
         create_app(config)
+
+
+def test_a_config_with_tables_but_no_release_yet_says_so(tmp_path: Path) -> None:
+    (tmp_path / "tiny.yaml").write_text(TINY_CONFIG + TABLES)
+    with pytest.raises(CubeguardError, match=r"no published release of tiny.yaml has a key store in .*; add 'tables'"):
+        create_app(tmp_path / "tiny.yaml")
+
+
+def test_a_port_in_use_stops_the_command_with_one_sentence(config: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(app, ["tables", str(config), "--port", str(port)])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert f"cannot listen on 127.0.0.1:{port} (Address already in use); choose another --port or --host" in said
 
 
 def test_concurrent_queries_are_each_logged_once_in_groups(tmp_path: Path) -> None:
