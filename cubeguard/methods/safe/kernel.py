@@ -86,16 +86,22 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
                     before += 1
                 excess += (en if en > 0 else 0) - (eo if eo > 0 else 0)
                 square += new * new - old * old
-        d = n - 1
-        while d >= 0:
-            idx[d] += 1
-            if idx[d] < lens[d]:
-                break
-            idx[d] = 0
-            d -= 1
-        if d < 0:
+        if not _advance(idx, lens, n):
             break
     return excess, square, before
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _advance(idx, lens, n):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Step the odometer ``idx`` (digit ``d`` below ``lens[d]``, last digit fastest); False once it wraps."""
+    d = n - 1
+    while d >= 0:
+        idx[d] += 1
+        if idx[d] < lens[d]:
+            return True
+        idx[d] = 0
+        d -= 1
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -163,14 +169,7 @@ def _cells(t, row, nd, var, ptr, cstart, cval, base, scratch, buf):  # type: ign
             cell += cval[starts[d] + idx[d]]
         buf[count] = cell
         count += 1
-        d = n - 1
-        while d >= 0:
-            idx[d] += 1
-            if idx[d] < lens[d]:
-                break
-            idx[d] = 0
-            d -= 1
-        if d < 0:
+        if not _advance(idx, lens, n):
             return count
 
 
