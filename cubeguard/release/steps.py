@@ -228,7 +228,16 @@ def _publish(ctx: Context) -> Published:
 
     publish_release(release, rid, out.protected_store, out.exports, progress=ctx.services.progress, commit=commit)
     serve_key_store(release, rid)
+    _archive_report(ctx, rid)
     return committed[0]
+
+
+def _archive_report(ctx: Context, release_id: str) -> None:
+    """Keep this release's report as ``report/<release-id>.html`` (``report.html`` is the latest run's)."""
+    reported = ctx.earlier.get("report")
+    if isinstance(reported, Reported) and Path(reported.path).is_file():
+        page = Path(reported.path)
+        shutil.copy2(page, page.with_name(f"{release_id}.html"))
 
 
 def _outputs(*paths: Callable[[Release], Path]) -> Callable[[Release], list[Path]]:
@@ -278,7 +287,7 @@ STEPS: tuple[Step, ...] = (
         outputs=_outputs(lambda r: r.config.output.internal / "gates.json"),
     ),
     Step("report", Reported, _report, needs=("gate",), resumable=False),
-    Step("publish", Published, _publish, needs=("gate",), resumable=False),
+    Step("publish", Published, _publish, needs=("gate", "report"), resumable=False),
 )
 BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
 

@@ -102,6 +102,8 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
     spec, first = _release(config, "r1")
     published = Path(summary(spec, first)["published"])
     assert published == config.parent / "out" / "published" / "r1" and (published / "manifest.json").is_file()
+    report = config.parent / "out" / "report"
+    assert (report / "r1.html").read_bytes() == (report / "report.html").read_bytes()  # archived per release
 
     def must_not_run(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a finished step ran again")
@@ -115,6 +117,7 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
         k: v for k, v in first.items() if k not in ("report", "publish")
     }
     assert _files(config.parent / "out" / "published" / "r2") == _files(published)
+    assert (report / "r1.html").is_file() and (report / "r2.html").is_file()  # the first one is kept
 
 
 def test_publish_refuses_a_release_whose_gates_failed(config: Path) -> None:
