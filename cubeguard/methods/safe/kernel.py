@@ -383,18 +383,13 @@ def repair_sweep(  # type: ignore[no-untyped-def]
         best_m = 0
         for c in range(_neighbours(j, window, 3, y, cats, ranks, orders, fixed, near)):
             k = near[c]
-            if high > 0:
-                m = _giveable(y[j])
+            for side in range(2):  # cell j gives (its cells run high), then takes from k (they run low)
+                src, dst = (j, k) if side == 0 else (k, j)
+                m = _giveable(y[src]) if (high if side == 0 else low) > 0 else 0
                 if m > 0:
-                    ex, sq = evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                    ex, sq = evaluate(src, dst, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
                     if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
-                        best_ex, best_sq, best_from, best_to, best_m = ex, sq, j, k, m
-            if low > 0:
-                m = _giveable(y[k])
-                if m > 0:
-                    ex, sq = evaluate(k, j, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
-                    if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
-                        best_ex, best_sq, best_from, best_to, best_m = ex, sq, k, j, m
+                        best_ex, best_sq, best_from, best_to, best_m = ex, sq, src, dst, m
         if best_from >= 0:
             n_log = move(
                 best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
