@@ -152,12 +152,4 @@ def protect_tiny(folder: Path, steps: str) -> tuple[dict[str, Any], dict[str, An
 
 def config_problems(folder: Path, steps: str) -> list[str]:
     """The problems the config loader finds in TINY_CONFIG with its one step replaced by ``steps``."""
-    from cubeguard.config import ConfigError, load_release
-
-    path = folder / "c.yaml"
-    path.write_text(TINY_CONFIG.replace(CELL_KEY_STEP, steps))
-    try:
-        load_release(path)
-    except ConfigError as exc:
-        return exc.problems
-    return []
+    return load_problems(folder, TINY_CONFIG.replace(CELL_KEY_STEP, steps), missing_ok=True)
