@@ -94,16 +94,19 @@ def reproduce(
     The rerun (unprotected counts, an audit record with the secrets) lives in a temporary folder
     that is removed afterwards; only the comparison printed here remains.
     """
-    from cli.runtime import prefect_env, start_ephemeral_server
+    from cli.runtime import freeze_heap, launch_ephemeral_server, prefect_env
 
     with open_store(config, url) as store:
         record = store.get(int(ref) if ref.isdigit() else ref).record
     if into is not None:
         into.mkdir(parents=True, exist_ok=True)
     prefect_env()
-    start_ephemeral_server()
+    server = launch_ephemeral_server()
     from flows.reproduce import reproduce_release
 
+    freeze_heap()
+    if server is not None:
+        server.wait_ready()
     comparison = reproduce_release(record, into)
     out.print(
         f"Reran release {record.release_id} in a temporary folder, now removed: {len(comparison.same)} file(s) "

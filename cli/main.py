@@ -14,7 +14,7 @@ from rich.table import Table
 from cli.audit import app as audit_app
 from cli.errors import user_errors
 from cli.progress import StageBars
-from cli.runtime import prefect_env, start_ephemeral_server
+from cli.runtime import freeze_heap, launch_ephemeral_server, prefect_env
 
 if TYPE_CHECKING:
     from cubeguard.config import ReleaseConfig
@@ -141,9 +141,13 @@ def release(
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()
-    start_ephemeral_server()
+    server = launch_ephemeral_server()  # starts while the flows import
     from flows.release import release_flow, with_dask
     from tasks.progress import set_sink
+
+    freeze_heap()
+    if server is not None:
+        server.wait_ready()
 
     cubes = len(rel.config.hypercubes)
     totals = {"synth": n, "validate": n, "tabulate": n, "keystore": n, "write": cubes, "protect": cubes, "swap": n,
