@@ -29,6 +29,7 @@ from cubeguard.release.steps import (
     run_step,
     start_step,
 )
+from cubeguard.release.timings import TIMINGS_FILE, StepClock
 
 
 def prepare(spec: RunSpec, services: Services) -> tuple[RunSpec, Prepared]:
@@ -84,15 +85,19 @@ class PlainRunner:
 def walk(spec: RunSpec, runner: Runner, results: Results, progress: Progress | None = None) -> Results:
     """Run the release table in order into ``results``; a blocked gate raises at publish.
 
+    Each step's wall and CPU time go to ``internal/timings.json`` as it ends.
+
     Raises:
         ReleaseBlocked: a gate failed (after the report was written); nothing is published.
     """
+    clock = StepClock(spec.release().config.output.internal / TIMINGS_FILE)
     for step in STEPS:
         earlier = {name: results[name] for name in step.needs}
-        if isinstance(step, FannedStep) and step.fans_out(spec):
-            results[step.name] = _fan_out(step, spec, runner, earlier, progress)
-        else:
-            results[step.name] = runner.whole(step, spec, earlier)
+        with clock.step(step.name):
+            if isinstance(step, FannedStep) and step.fans_out(spec):
+                results[step.name] = _fan_out(step, spec, runner, earlier, progress)
+            else:
+                results[step.name] = runner.whole(step, spec, earlier)
     return results
 
 
