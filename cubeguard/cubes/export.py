@@ -39,7 +39,7 @@ def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = Non
     """
     if fmt not in _EXT:
         raise CubeguardError(f"unknown export format {fmt!r}; use csv, parquet or sdmx-csv")
-    cube = open_cube(store, cube_id)
+    cube = open_cube(store, cube_id, dask=False)  # blocks read their chunks only
     target = out_file or Path(f"{cube_id}.{_EXT[fmt]}")
     target.parent.mkdir(parents=True, exist_ok=True)
     blocks = _blocks(cube, fmt, internal)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 # open_cube returns Dask-backed cubes. Importing dask.array here, when the module loads, keeps its
 # first import out of a task's thread: on a Dask worker, a lazy import racing the worker's own
@@ -70,12 +71,31 @@ def write_cube(store: Path, cube: xr.Dataset, target_cells: int = 1_000_000) -> 
         arr[...] = values
 
 
-def open_cube(store: Path, cube_id: str) -> xr.Dataset:
-    """Open one cube of a store lazily (Dask-backed), with its hierarchy coordinates restored."""
+def open_cube(store: Path, cube_id: str, *, dask: bool = True) -> xr.Dataset:
+    """Open one cube of a store lazily, with its hierarchy coordinates restored.
+
+    Dask-backed by default; with ``dask=False`` its arrays are xarray's lazily indexed ones, which
+    read only the chunks a selection needs but have no chunks to iterate over.
+    """
+    return _open(store, cube_id, "auto" if dask else None)
+
+
+def load_cube(store: Path, cube_id: str, variables: Sequence[str] | None = None) -> xr.Dataset:
+    """One cube of a store (only ``variables``, if given) read whole into memory, without Dask.
+
+    What ``open_cube(...)[variables].load()`` gives, for steps that need every cell of a cube at
+    once (protection, the report, publishing): Dask's graph for a small cube cost about as much as
+    reading it (21 ms against 12 ms a cube of the EU programme).
+    """
+    cube = _open(store, cube_id, None)
+    return (cube if variables is None else cube[list(variables)]).load()
+
+
+def _open(store: Path, cube_id: str, chunks: Literal["auto"] | None) -> xr.Dataset:
     if not Path(store).exists():
         raise CubeguardError(f"store {store} does not exist; check the path")
     try:
-        ds: xr.Dataset = xr.open_zarr(store, group=cube_id, zarr_format=3, consolidated=False)
+        ds: xr.Dataset = xr.open_zarr(store, group=cube_id, zarr_format=3, consolidated=False, chunks=chunks)
     except (FileNotFoundError, KeyError, zarr.errors.GroupNotFoundError):
         raise CubeguardError(
             f"store {store} has no cube {cube_id!r}; run 'cubeguard inspect {store}' to list its cubes"

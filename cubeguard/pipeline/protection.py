@@ -12,7 +12,7 @@ import xarray as xr
 import zarr
 
 from cubeguard.config.load import Release
-from cubeguard.cubes.store import list_cubes, open_cube, write_cube
+from cubeguard.cubes.store import list_cubes, load_cube, write_cube
 from cubeguard.pipeline.steps import build_step
 from cubeguard.secrets import SecretResolver
 
@@ -66,7 +66,7 @@ def protect_cube(
 ) -> ProtectionSummary:
     """Apply the steps that target ``cube_id`` and write it to ``protected``; the same wherever it runs."""
     steps = [(s, build_step(s, f"steps[{k}]", resolver)) for k, s in enumerate(release.config.steps)]
-    cube = open_cube(original, cube_id)
+    cube = load_cube(original, cube_id)
     applied = [s.name for s, _ in steps if s.cubes is None or cube_id in s.cubes]
     for spec, fn in steps:
         if spec.cubes is None or cube_id in spec.cubes:
@@ -75,7 +75,7 @@ def protect_cube(
         cube = cube.assign(noise=cube["count"] * 0)
     published = cube.drop_vars("key_sum").assign_attrs(steps=applied)
     write_cube(protected, published, release.config.output.chunk_cells)
-    return _summary(cube_id, applied, open_cube(protected, cube_id))
+    return _summary(cube_id, applied, published)  # the values just written
 
 
 def _summary(cube_id: str, applied: list[str], cube: xr.Dataset) -> ProtectionSummary:

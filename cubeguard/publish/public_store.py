@@ -16,7 +16,7 @@ from pathlib import Path
 import xarray as xr
 import zarr
 
-from cubeguard.cubes.store import list_cubes, open_cube, write_cube
+from cubeguard.cubes.store import list_cubes, load_cube, write_cube
 from cubeguard.errors import CubeguardError, InternalError
 
 PUBLIC_VARIABLES = ("count",)
@@ -67,7 +67,7 @@ def write_public_store(
     zarr.open_group(target, mode="w-", zarr_format=3)
     out = []
     for cube_id in cube_ids:
-        public = public_cube(open_cube(protected, cube_id))
+        public = public_cube(load_cube(protected, cube_id))
         write_cube(target, public, chunk_cells)
         out.append(summarise(cube_id, public))
         if after_cube:

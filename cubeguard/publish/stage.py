@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.publish.checksums import tree_checksums
 from cubeguard.publish.lock import release_lock
 from cubeguard.publish.manifest import MANIFEST_NAME, PUBLISHED_NAME, build_manifest
-from cubeguard.publish.public_store import PublishedCube, write_public_store
+from cubeguard.publish.public_store import write_public_store
 
 STAGING_PREFIX = ".staging-"
 STORE_NAME = "store.zarr"
@@ -51,6 +52,7 @@ COMMITTED = "committed"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 Progress = Callable[[str, int], None]
+EXPORT_THREADS = 2
 
 
 class ReleaseExists(CubeguardError):
@@ -196,15 +198,21 @@ def _build(
 ) -> tuple[dict[str, object], dict[str, str]]:
     """Write the store, the exports and the manifest into ``staging`` and flush them to disk."""
     _checkpoint("staging-created")
+    with ThreadPoolExecutor(max_workers=EXPORT_THREADS) as pool:
+        written: list[Future[None]] = []
 
-    def copied(cube_id: str) -> None:
-        if progress:
-            progress("publish", 1)
-        _checkpoint("store-copying")
+        def copied(cube_id: str) -> None:
+            if progress:
+                progress("publish", 1)
+            _checkpoint("store-copying")
+            written.extend(pool.submit(_export, staging, cube_id, fmt) for fmt in exports)
 
-    cubes = write_public_store(protected, staging / STORE_NAME, release.config.output.chunk_cells, copied)
-    _checkpoint("store-copied")
-    _write_exports(staging, cubes, exports, progress)
+        cubes = write_public_store(protected, staging / STORE_NAME, release.config.output.chunk_cells, copied)
+        _checkpoint("store-copied")
+        for done in written:  # in order; the first failure stops the publish
+            done.result()
+            if progress:
+                progress("publish", 1)
     _checkpoint("exports-written")
     checksums = tree_checksums(staging)
     manifest = build_manifest(release_id, release, cubes, checksums)
@@ -214,16 +222,13 @@ def _build(
     return manifest, checksums
 
 
-def _write_exports(
-    staging: Path, cubes: Sequence[PublishedCube], exports: Sequence[str], progress: Progress | None
-) -> None:
-    """Flat exports of every cube, read back from the staged public store (counts only)."""
-    for cube in cubes:
-        for fmt in exports:
-            out = staging / EXPORTS_NAME / f"{cube.id}.{EXPORT_SUFFIX[fmt]}"
-            export_cube(staging / STORE_NAME, cube.id, fmt, out)
-            if progress:
-                progress("publish", 1)
+def _export(staging: Path, cube_id: str, fmt: str) -> None:
+    """One flat export of a cube, read back from the staged public store (counts only).
+
+    Exports run in threads beside the copying of the next cubes: Parquet's and Zarr's compression
+    release the GIL, so the two overlap (the EU programme's exports were 8.8 of publish's 16 s).
+    """
+    export_cube(staging / STORE_NAME, cube_id, fmt, staging / EXPORTS_NAME / f"{cube_id}.{EXPORT_SUFFIX[fmt]}")
 
 
 def _fsync_tree(folder: Path) -> None:

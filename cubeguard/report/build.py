@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import xarray as xr
 
-from cubeguard.cubes.store import list_cubes, open_cube
+from cubeguard.cubes.store import list_cubes, load_cube, open_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.measures.table import MeasureSpec, measure_cubes
 from cubeguard.report.errors import ReportError
@@ -47,7 +47,7 @@ def _batches(original: Path, ids: list[str], batch_cells: int) -> Iterator[list[
     batch: list[str] = []
     cells = 0
     for cube_id in ids:
-        size = int(open_cube(original, cube_id)["count"].size)
+        size = int(open_cube(original, cube_id, dask=False)["count"].size)
         if batch and cells + size > batch_cells:
             yield batch
             batch, cells = [], 0
@@ -58,9 +58,8 @@ def _batches(original: Path, ids: list[str], batch_cells: int) -> Iterator[list[
 
 
 def _load(original: Path, protected: Path, cube_id: str) -> tuple[xr.Dataset, xr.Dataset]:
-    o = open_cube(original, cube_id)
-    p = open_cube(protected, cube_id)
-    return o[["count"]].load(), p[[v for v in ("count", "noise") if v in p.data_vars]].load()
+    p = load_cube(protected, cube_id)
+    return load_cube(original, cube_id, ["count"]), p[[v for v in ("count", "noise") if v in p.data_vars]]
 
 
 def build_report(
