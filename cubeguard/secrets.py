@@ -52,7 +52,8 @@ def resolve_number(value: SecretNumber | SecretInt, key: str, resolver: SecretRe
         raw = os.environ.get(value.env)
         if raw is None:
             raise CubeguardError(
-                f"{key}: environment variable {value.env} is not set; set it where the command runs (or use a Prefect Secret block)."
+                f"{key}: environment variable {value.env} is not set; set it where the command runs, and on every "
+                "Dask worker with --dask-address (or use a Prefect Secret block)."
             )
     elif resolver is None:
         raise CubeguardError(f"{key}: prefect_secret references resolve only in a Prefect run; use {{env: NAME}} here.")
