@@ -104,6 +104,10 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
     assert published == config.parent / "out" / "published" / "r1" and (published / "manifest.json").is_file()
     report = config.parent / "out" / "report"
     assert (report / "r1.html").read_bytes() == (report / "report.html").read_bytes()  # archived per release
+    timings = json.loads((config.parent / "out" / "internal" / "timings.json").read_text())
+    assert [t["step"] for t in timings] == [s.name for s in STEPS]  # one row per step, in order
+    assert all(t["seconds"] >= 0 and t["cpu_seconds"] >= 0 for t in timings)
+    assert all(a["started"] + a["seconds"] <= b["started"] + 0.01 for a, b in zip(timings, timings[1:]))
 
     def must_not_run(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a finished step ran again")
