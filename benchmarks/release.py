@@ -38,7 +38,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._measure import machine, write_results
+from benchmarks._measure import RESULTS, machine, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work" / "release"
@@ -191,6 +191,9 @@ def cluster(persons: int) -> dict[str, Any]:
     address = f"tcp://127.0.0.1:{port}"
     dask = [sys.executable, "-m", "dask"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    # The programme's D and V are environment references: the workers protect cubes, so they resolve them.
+    env.update({"CUBEGUARD_CKM_D": os.environ.get("CUBEGUARD_CKM_D", "5"),
+                "CUBEGUARD_CKM_V": os.environ.get("CUBEGUARD_CKM_V", "3")})  # fmt: skip
     procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
                                "--dashboard-address", ":0"], env=env, stderr=subprocess.DEVNULL)]  # fmt: skip
     time.sleep(2)
@@ -234,7 +237,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "",
         f"Memory bandwidth here (numpy copy of 1 GiB): {payload['bandwidth_gib_s']:.1f} GiB/s.",
         "",
-        "## The EU 2021 programme (119 cubes, Parquet exports), validate to publish",
+        "## The EU 2021 programme (119 cubes, Parquet exports), from the command to the published release",
         "",
         "| persons | wall s | CPU s | peak RSS MB | target | before the first step s | synthetic census (not timed) s |",
         "| ---: | ---: | ---: | ---: | --- | ---: | ---: |",
@@ -299,11 +302,18 @@ def main() -> None:
     parser.add_argument("--persons", type=int, nargs="*", default=[1_000_000, 10_000_000, 40_000_000])
     parser.add_argument("--small", type=int, default=5, help="Runs of the small release (0: none).")
     parser.add_argument("--cluster", type=int, default=0, help="Persons for the Dask cluster run (0: none).")
+    parser.add_argument("--merge", action="store_true", help="Keep the earlier results of parts not run now.")
+    parser.add_argument("--render", action="store_true", help="Only rewrite release.md from release.json.")
     args = parser.parse_args()
+    if args.render:
+        print(write_results("release", json.loads((RESULTS / "release.json").read_text()), markdown).read_text())
+        return
     WORK.mkdir(parents=True, exist_ok=True)
-    payload: dict[str, Any] = {"machine": machine(), "bandwidth_gib_s": round(bandwidth_gib_s(), 2)}
-    payload["small"] = small(args.small) if args.small else []
-    payload["programme"] = {str(n): programme(n) for n in args.persons}
+    earlier = json.loads((RESULTS / "release.json").read_text()) if args.merge else {}
+    payload: dict[str, Any] = {**earlier, "machine": machine(), "bandwidth_gib_s": round(bandwidth_gib_s(), 2)}
+    payload["small"] = small(args.small) if args.small else earlier.get("small", [])
+    payload["programme"] = {**earlier.get("programme", {}), **{str(n): programme(n) for n in args.persons}}
+    write_results("release", payload, markdown)  # kept should the cluster run fail
     if args.cluster:
         if str(args.cluster) not in payload["programme"]:
             payload["programme"][str(args.cluster)] = programme(args.cluster)
