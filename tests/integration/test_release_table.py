@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -107,7 +108,7 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
     timings = json.loads((config.parent / "out" / "internal" / "timings.json").read_text())
     assert [t["step"] for t in timings] == [s.name for s in STEPS]  # one row per step, in order
     assert all(t["seconds"] >= 0 and t["cpu_seconds"] >= 0 for t in timings)
-    assert all(a["started"] + a["seconds"] <= b["started"] + 0.01 for a, b in zip(timings, timings[1:]))
+    assert all(a["started"] + a["seconds"] <= b["started"] + 0.01 for a, b in itertools.pairwise(timings))
 
     def must_not_run(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a finished step ran again")
