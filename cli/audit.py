@@ -21,8 +21,25 @@ app = typer.Typer(
 )
 out = Console()
 
-CONFIG = typer.Option(None, "--config", help="Release config whose audit store to open.")
-URL = typer.Option(None, "--url", help="SQLAlchemy URL of the audit store (instead of --config).")
+# CONFIG comes first, as in every other command; --url opens a store without its config.
+CONFIG = typer.Argument(None, help="Release config whose audit store to open (output.audit_url or its default file).")
+URL = typer.Option(None, "--url", help="SQLAlchemy URL of the audit store, instead of CONFIG.")
+CONFIG_AND_ID = typer.Argument(
+    ...,
+    metavar="[CONFIG] ID",
+    help="The release config (left out with --url), then the record: seq number, run id prefix or hash prefix.",
+)
+
+
+def config_and_ref(items: list[str], url: str | None) -> tuple[Path | None, str]:
+    """``[CONFIG] ID`` as given: the config may be left out only when ``--url`` names the store."""
+    if len(items) == 2:
+        return Path(items[0]), items[1]
+    if len(items) == 1 and url:
+        return None, items[0]
+    if len(items) == 1:
+        raise CubeguardError(f"give the release config before the record id: CONFIG {items[0]} (or --url URL)")
+    raise CubeguardError(f"give the release config and one record id, not {len(items)} values: CONFIG ID")
 
 
 def open_store(config: Path | None, url: str | None) -> AuditStore:
@@ -30,7 +47,7 @@ def open_store(config: Path | None, url: str | None) -> AuditStore:
     if url:
         return AuditStore(url, create=False)
     if config is None:
-        raise CubeguardError("say which audit store to open: give --config CONFIG or --url URL")
+        raise CubeguardError("say which audit store to open: give the release config (CONFIG) or --url URL")
     from cubeguard.config import load_release
     from cubeguard.pipeline.auditing import audit_store_of
 
@@ -54,8 +71,9 @@ def list_(config: Path = CONFIG, url: str = URL) -> None:
 
 @app.command()
 @user_errors
-def show(ref: str, config: Path = CONFIG, url: str = URL) -> None:
+def show(items: list[str] = CONFIG_AND_ID, url: str = URL) -> None:
     """One record (by seq number, run id prefix or hash prefix); secret values and seeds are withheld."""
+    config, ref = config_and_ref(items, url)
     with open_store(config, url) as store:
         stored = store.get(int(ref) if ref.isdigit() else ref)
         data = {"seq": stored.seq, "hash": stored.hash, "prev_hash": stored.prev_hash, **stored.record.redacted()}
@@ -82,8 +100,7 @@ def verify(
 @app.command()
 @user_errors
 def reproduce(
-    ref: str,
-    config: Path = CONFIG,
+    items: list[str] = CONFIG_AND_ID,
     url: str = URL,
     into: Path = typer.Option(
         None, "--into", help="Where to put the rerun's temporary folder (default: the system's temporary folder)."
@@ -96,6 +113,7 @@ def reproduce(
     """
     from cli.runtime import freeze_heap, launch_ephemeral_server, prefect_env
 
+    config, ref = config_and_ref(items, url)
     with open_store(config, url) as store:
         record = store.get(int(ref) if ref.isdigit() else ref).record
     if into is not None:

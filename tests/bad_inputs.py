@@ -406,11 +406,11 @@ CASES: tuple[Case, ...] = (
     Case(
         "audit without a store named",
         lambda f: ["audit", "list"],
-        "say which audit store to open: give --config CONFIG or --url URL",
+        "say which audit store to open: give the release config (CONFIG) or --url URL",
     ),
     Case(
         "audit of a folder never released",
-        lambda f: ["audit", "list", "--config", CONFIG],
+        lambda f: ["audit", "list", CONFIG],
         "there is no audit store at",
     ),
 )

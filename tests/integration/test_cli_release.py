@@ -80,7 +80,7 @@ def test_audit_reproduce_leaves_no_scratch_behind(tiny_release: Path, tmp_path_f
     assert cli("release", str(tiny_release), "--release-id", "r1", cwd=folder).returncode == 0
     beside = sorted(folder.iterdir()), sorted((folder / "out").rglob("*"))
     temp = tmp_path_factory.mktemp("temp")
-    run = cli("audit", "reproduce", "1", "--config", str(tiny_release), cwd=folder, TMPDIR=str(temp))
+    run = cli("audit", "reproduce", str(tiny_release), "1", cwd=folder, TMPDIR=str(temp))
     assert run.returncode == 0, run.stderr
     said = " ".join(run.stdout.split())
     assert "Reran release r1 in a temporary folder, now removed:" in said and "Reproduced bit for bit." in said

@@ -37,3 +37,26 @@ def test_audit_show_withholds_every_secret_and_seed(tmp_path: Path) -> None:
     assert data["seeds"] == dict.fromkeys(record.seeds, "<withheld>")
     assert data["secrets"] == dict.fromkeys(record.secrets, "<withheld>")
     assert data["run_id"] == record.run_id  # the rest of the record is shown
+
+
+def test_audit_commands_take_the_config_first_as_every_command_does(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'audit.sqlite'}"
+    with AuditStore(url) as store:
+        store.append(make_record())
+    config = tmp_path / "c.yaml"
+    config.write_text("not: a release\n")
+    shown = CliRunner().invoke(app, ["audit", "show", str(config), "1", "--url", url])
+    assert shown.exit_code == 0, shown.output  # --url names the store; the config is then not read
+    assert json.loads(shown.output)["seq"] == 1
+
+
+def test_a_record_id_without_its_config_says_to_give_the_config_first() -> None:
+    shown = CliRunner().invoke(app, ["audit", "show", "3"])
+    assert shown.exit_code == 2
+    assert "give the release config before the record id: CONFIG 3 (or --url URL)" in " ".join(shown.output.split())
+
+
+def test_more_than_a_config_and_an_id_is_refused() -> None:
+    shown = CliRunner().invoke(app, ["audit", "show", "a.yaml", "3", "4"])
+    assert shown.exit_code == 2
+    assert "give the release config and one record id, not 3 values: CONFIG ID" in " ".join(shown.output.split())
