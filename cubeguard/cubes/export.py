@@ -12,7 +12,8 @@ internal use only), which keeps the file valid SDMX-CSV.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -31,11 +32,20 @@ INTERNAL_MARK = "INTERNAL - NOT FOR PUBLICATION"
 STATUS_KEY = "cubeguard.status"
 
 
-def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = None, internal: bool = False) -> Path:
+def export_cube(
+    store: Path,
+    cube_id: str,
+    fmt: str,
+    out_file: Path | None = None,
+    internal: bool = False,
+    metadata: Mapping[str, str] | None = None,
+) -> Path:
     """Write cube ``cube_id`` of ``store`` as ``fmt`` (csv, parquet or sdmx-csv); return the file.
 
     ``internal`` marks the file as not for publication (see the module docstring); give it for
-    every store that is not a published release.
+    every store that is not a published release. A Parquet file also carries, as key-value
+    metadata, the cube's id, its label and each dimension's code labels (:func:`parquet_metadata`),
+    and ``metadata`` (the publisher adds the release id).
     """
     if fmt not in _EXT:
         raise CubeguardError(f"unknown export format {fmt!r}; use csv, parquet or sdmx-csv")
@@ -48,6 +58,7 @@ def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = Non
         # Code columns go in as dictionaries, which Parquet stores as they are; without the Arrow
         # schema in the file, readers see plain string columns, as with any dictionary-encoded column.
         with pq.ParquetWriter(target, first.schema, compression="zstd", store_schema=False) as w:
+            w.add_key_value_metadata({**parquet_metadata(cube), **(metadata or {})})
             if internal:
                 w.add_key_value_metadata({STATUS_KEY: INTERNAL_MARK})
             w.write_table(first)
@@ -64,6 +75,21 @@ def export_cube(store: Path, cube_id: str, fmt: str, out_file: Path | None = Non
                 for t in blocks:
                     w.write_table(t)
     return target
+
+
+def parquet_metadata(cube: xr.Dataset) -> dict[str, str]:
+    """The cube's id and label, and ``{dimension: {code: label}}`` as JSON, for a Parquet file's metadata."""
+    dims = [str(d) for d in cube["count"].dims]
+    labels = {
+        d: dict(zip(map(str, cube[d].values.tolist()), map(str, cube[f"{d}.label"].values.tolist()), strict=True))
+        for d in dims
+        if f"{d}.label" in cube.coords
+    }
+    return {
+        "cubeguard.cube_id": str(cube.attrs.get("cube_id", "")),
+        "cubeguard.cube_label": str(cube.attrs.get("label", "")),
+        "cubeguard.labels": json.dumps(labels, ensure_ascii=False),
+    }
 
 
 def _blocks(cube: xr.Dataset, fmt: str, internal: bool) -> Iterator[pa.Table]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
 # open_cube returns Dask-backed cubes. Importing dask.array here, when the module loads, keeps its
 # first import out of a task's thread: on a Dask worker, a lazy import racing the worker's own
@@ -35,17 +36,22 @@ def chunks_for(cube: xr.Dataset, target_cells: int) -> dict[str, int]:
 _AUX = ("parent", "depth", "label")
 
 
-def write_cube(store: Path, cube: xr.Dataset, target_cells: int = 1_000_000) -> None:
+def write_cube(store: Path, cube: xr.Dataset, target_cells: int = 1_000_000, *, label_arrays: bool = False) -> None:
     """Write one cube as group ``cube.attrs['cube_id']`` of a Zarr v3 store (replacing it).
 
     The layout is what xarray itself writes (arrays named by variable with ``dimension_names``,
     one index array per dimension, attributes on the group), so ``xarray.open_zarr`` reads it;
     writing it with zarr directly avoids xarray's per-cube Dask graph. The per-dimension hierarchy
     coordinates (``<dim>.parent/.depth/.label``) are kept in one JSON attribute rather than as many
-    tiny arrays; :func:`open_cube` restores them.
+    tiny arrays; :func:`open_cube` restores them. With ``label_arrays`` (the published store) the
+    labels are arrays ``<dim>.label`` instead, named in each variable's ``coordinates`` attribute,
+    so that plain ``xarray.open_zarr`` shows them as coordinates.
     """
     group = str(cube.attrs["cube_id"])
+    labels = [str(d) for d in cube.dims if f"{d}.label" in cube.coords] if label_arrays else []
     aux = {str(d): {k: cube[f"{d}.{k}"].values.tolist() for k in _AUX if f"{d}.{k}" in cube.coords} for d in cube.dims}
+    for d in labels:
+        del aux[d]["label"]
     attrs = {k: (json.dumps(v) if isinstance(v, (dict, list, tuple)) else v) for k, v in cube.attrs.items()}
     attrs["dim_coords"] = json.dumps(aux)
     chunks = chunks_for(cube, target_cells)
@@ -57,6 +63,12 @@ def write_cube(store: Path, cube: xr.Dataset, target_cells: int = 1_000_000) -> 
             str(dim), shape=codes.shape, dtype=str, chunks=codes.shape, dimension_names=[str(dim)], fill_value=""
         )
         arr[...] = codes
+    for dim in labels:  # variable-length UTF-8 as the codes (Zarr's fixed-width text is not in its spec)
+        text = np.array([str(v) for v in cube[f"{dim}.label"].values.tolist()], dtype=object)
+        arr = target.create_array(
+            f"{dim}.label", shape=text.shape, dtype=str, chunks=text.shape, dimension_names=[dim], fill_value=""
+        )
+        arr[...] = text
     for name in cube.data_vars:
         values = np.asarray(cube[name].values)
         dims = [str(d) for d in cube[name].dims]
@@ -67,6 +79,7 @@ def write_cube(store: Path, cube: xr.Dataset, target_cells: int = 1_000_000) -> 
             chunks=tuple(chunks[d] for d in dims),
             dimension_names=dims,
             fill_value=0,
+            attributes={"coordinates": " ".join(f"{d}.label" for d in dims if d in labels)} if labels else None,
         )
         arr[...] = values
 
@@ -77,7 +90,7 @@ def open_cube(store: Path, cube_id: str, *, dask: bool = True) -> xr.Dataset:
     Dask-backed by default; with ``dask=False`` its arrays are xarray's lazily indexed ones, which
     read only the chunks a selection needs but have no chunks to iterate over.
     """
-    return _open(store, cube_id, "auto" if dask else None)
+    return _open(store, cube_id, {} if dask else None)  # {}: the stored chunks, xarray's default
 
 
 def load_cube(store: Path, cube_id: str, variables: Sequence[str] | None = None) -> xr.Dataset:
@@ -91,7 +104,7 @@ def load_cube(store: Path, cube_id: str, variables: Sequence[str] | None = None)
     return (cube if variables is None else cube[list(variables)]).load()
 
 
-def _open(store: Path, cube_id: str, chunks: Literal["auto"] | None) -> xr.Dataset:
+def _open(store: Path, cube_id: str, chunks: dict[str, int] | None) -> xr.Dataset:
     if not Path(store).exists():
         raise CubeguardError(f"store {store} does not exist; check the path")
     try:
@@ -109,7 +122,23 @@ def _open(store: Path, cube_id: str, chunks: Literal["auto"] | None) -> xr.Datas
         for d, kv in aux.items()
         for k, v in kv.items()
     }
-    return ds.assign_coords(coords)
+    stored = {  # labels stored as arrays (the published store), as objects like the rest
+        str(name): (ds[name].dims, np.asarray(ds[name].values, dtype=object))
+        for name in ds.coords
+        if str(name).endswith(".label") and str(name) not in coords
+    }
+    return ds.assign_coords({**coords, **stored})
+
+
+def consolidate_store(store: Path) -> None:
+    """Write the store's consolidated metadata, so that ``xarray.open_zarr`` reads it without a warning.
+
+    Zarr 3 warns that consolidated metadata is not yet part of its format 3 specification; zarr and
+    xarray read it, and a reader that does not know it reads the per-array metadata as before.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part")
+        zarr.consolidate_metadata(store)
 
 
 def list_cubes(store: Path) -> list[str]:

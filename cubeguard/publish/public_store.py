@@ -68,7 +68,7 @@ def write_public_store(
     out = []
     for cube_id in cube_ids:
         public = public_cube(load_cube(protected, cube_id))
-        write_cube(target, public, chunk_cells)
+        write_cube(target, public, chunk_cells, label_arrays=True)
         out.append(summarise(cube_id, public))
         if after_cube:
             after_cube(cube_id)

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+import xarray as xr
 import zarr
 
 import cubeguard.publish.stage as stage
@@ -101,7 +102,8 @@ def test_the_public_store_holds_published_counts_only(release: Release) -> None:
             np.testing.assert_array_equal(got[coord].values, source[coord].values)
         assert set(got.attrs) <= set(PUBLIC_ATTRS) and "steps" in got.attrs
         group = zarr.open_group(public, path=cube_id, mode="r", zarr_format=3)
-        assert sorted(name for name, _ in group.arrays()) == sorted([*got.dims, "count"])
+        labels = [f"{d}.label" for d in got.dims]  # labels are arrays here, for plain xarray users
+        assert sorted(name for name, _ in group.arrays()) == sorted([*got.dims, *labels, "count"])
     text = b"".join((result.path / p).read_bytes() for p in result.checksums if p.endswith("zarr.json"))
     assert b"config_hash" not in text and release.config_hash.encode() not in text
     assert b"key_sum" not in text and b"noise" not in text and b"key_scale" not in text
@@ -224,3 +226,22 @@ def test_no_secret_reaches_a_published_file(tmp_path: Path) -> None:
         data = path.read_bytes()
         for needle in (V_SECRET, KEY_SEED, release.config_hash):
             assert needle.encode() not in data, f"{needle} found in {path}"
+
+
+def test_plain_xarray_reads_the_public_store_with_labels_and_without_a_warning(release: Release) -> None:
+    result = _publish(release)
+    for cube_id in list_cubes(result.path / "store.zarr"):
+        plain = xr.open_zarr(result.path / "store.zarr", group=cube_id)  # warnings are errors in the tests
+        ours = open_cube(release.config.output.protected_store, cube_id)
+        for dim in ours["count"].dims:
+            assert f"{dim}.label" in plain.coords
+            assert plain[f"{dim}.label"].values.tolist() == ours[f"{dim}.label"].values.tolist()
+
+
+def test_parquet_exports_carry_the_labels_and_the_release_id(release: Release) -> None:
+    result = _publish(release, exports=("parquet",))
+    meta = pq.ParquetFile(result.path / "exports" / "c1.parquet").metadata.metadata
+    assert meta[b"cubeguard.release_id"] == result.path.name.encode()
+    assert meta[b"cubeguard.cube_id"] == b"c1"
+    labels = json.loads(meta[b"cubeguard.labels"])
+    assert labels["SEX"] == {"0": "Total", "1": "Males", "2": "Females"}
