@@ -1,4 +1,4 @@
-"""The ``cubeguard`` command line: synth, validate, release, export, inspect, schema."""
+"""The ``cubeguard`` command line: synth, validate, release, export, tau, inspect, schema."""
 
 from __future__ import annotations
 
@@ -349,6 +349,38 @@ def ptable(
 
         plot_risk(posterior_probabilities(table), risk)
         out.print(f"[green]Wrote[/] {risk}")
+
+
+@app.command()
+@user_errors
+def tau(
+    config: Path,
+    out_dir: Path = typer.Option(..., "--out", help="Folder for microdata, microdata.rda and the .hrc files."),
+    fixed: bool = typer.Option(True, "--fixed/--free", help="Fixed-width microdata.asc, or microdata.csv (;)."),
+) -> None:
+    """Write a release's microdata as tau-ARGUS input: data file, .rda metadata and one .hrc per hierarchy."""
+    from cubeguard.config import load_release
+    from cubeguard.io.rda import read_rda
+    from cubeguard.io.tau_export import export_tau
+    from cubeguard.microdata.read import iter_batches
+
+    cfg = load_release(config).config
+    spec = cfg.input
+    metadata = spec.csv.metadata if spec.format == "tau" and spec.csv else None
+    written = export_tau(
+        lambda: iter_batches(spec, None),
+        out_dir,
+        classifications={v.column: v.codes for v in reversed(cfg.variables.values())},
+        source=read_rda(metadata) if metadata else None,
+        record_key=spec.record_key.column,
+        key_decimals=spec.record_key.decimals,
+        household_id=spec.household_id,
+        fixed=fixed,
+    )
+    for path in [written.data, written.metadata, *written.hierarchies.values()]:
+        out.print(f"[green]Wrote[/] {path}")
+    for note in written.notes:
+        out.print(f"[yellow]Note:[/] {note}")
 
 
 class ExportFormat(StrEnum):

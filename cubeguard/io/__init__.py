@@ -1,10 +1,14 @@
-"""Readers and writers for foreign input: tau-ARGUS metadata and hierarchies, CSV microdata.
+"""Readers and writers for foreign input: tau-ARGUS metadata, hierarchies and microdata, CSV microdata.
 
 Pure functions over files (pyarrow, no orchestration): :mod:`cubeguard.io.hrc` for hierarchy
 files, :mod:`cubeguard.io.rda` for ``.rda`` metadata, :mod:`cubeguard.io.csv_input` for streaming
-delimited microdata as Arrow record batches.
+delimited microdata as Arrow record batches, :mod:`cubeguard.io.asc` and
+:mod:`cubeguard.io.asc_write` for tau-ARGUS fixed-format ``.asc`` microdata, and
+:mod:`cubeguard.io.tau_export` for writing a release's microdata as tau-ARGUS input.
 """
 
+from cubeguard.io.asc import AscError, iter_asc_batches
+from cubeguard.io.asc_write import fixed_layout, write_asc
 from cubeguard.io.csv_input import CsvInputError, TauMicrodata, iter_csv_batches, read_tau_microdata
 from cubeguard.io.hrc import (
     HrcCode,
@@ -20,12 +24,15 @@ from cubeguard.io.rda import (
     RdaMetadata,
     RdaTag,
     RdaVariable,
+    format_rda,
     parse_rda,
     read_rda,
     resolve_referenced_file,
+    write_rda,
 )
 
 __all__ = [
+    "AscError",
     "CsvInputError",
     "HrcCode",
     "HrcError",
@@ -34,8 +41,11 @@ __all__ = [
     "RdaTag",
     "RdaVariable",
     "TauMicrodata",
+    "fixed_layout",
     "format_hrc",
+    "format_rda",
     "hrc_leaves",
+    "iter_asc_batches",
     "iter_csv_batches",
     "parse_hrc",
     "parse_rda",
@@ -43,5 +53,7 @@ __all__ = [
     "read_rda",
     "read_tau_microdata",
     "resolve_referenced_file",
+    "write_asc",
     "write_hrc",
+    "write_rda",
 ]

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from cubeguard.io.asc import iter_asc_batches
 from cubeguard.io.errors import FileProblemsError
 from cubeguard.io.rda import RdaMetadata, read_rda
 
@@ -297,10 +298,12 @@ def read_tau_microdata(
     block_size: int = DEFAULT_BLOCK_SIZE,
     encoding: str = "utf-8",
 ) -> TauMicrodata:
-    """Read tau-ARGUS free-format microdata: its metadata and a stream of its records.
+    """Read tau-ARGUS microdata, free or fixed format: its metadata and a stream of its records.
 
-    The data file has no header; its columns are the metadata's variables in order, separated by
-    the metadata's ``<SEPARATOR>``. Numeric, weight and record-key variables are read as float64
+    A free-format data file has no header; its columns are the metadata's variables in order,
+    separated by the metadata's ``<SEPARATOR>``. A fixed-format file (metadata without
+    ``<SEPARATOR>``, data usually ``.asc``) is read by :func:`cubeguard.io.asc.iter_asc_batches`
+    into the same columns and types. Numeric, weight and record-key variables are read as float64
     (the record key keeps all its ``<DECIMALS>``: a decimal with at most 15 significant digits
     round-trips through float64), all others as strings.
 
@@ -316,18 +319,21 @@ def read_tau_microdata(
 
     Raises:
         RdaError: the metadata cannot be read.
-        CsvInputError: the metadata describes a fixed-format or SPSS file, or the data file
-            cannot be read (see :func:`iter_csv_batches`).
+        CsvInputError: the metadata describes an SPSS file, or the free-format data file cannot
+            be read (see :func:`iter_csv_batches`).
+        AscError: the fixed-format data file cannot be read (see
+            :func:`cubeguard.io.asc.iter_asc_batches`).
     """
     metadata = read_rda(rda_path, encoding=encoding)
-    if metadata.separator is None:
+    if metadata.spss:
         raise CsvInputError(
             str(rda_path),
-            [
-                f"describes a {metadata.format}-format file; cubeguard reads free-format tau-ARGUS "
-                f"data only (metadata starting with <SEPARATOR>)"
-            ],
-        )
+            ["describes an SPSS system file (<SPSS>), which cubeguard cannot read; export the data from SPSS "
+             "as delimited text and start the metadata with <SEPARATOR>"],
+        )  # fmt: skip
+    if metadata.separator is None:
+        fixed = iter_asc_batches(csv_path, metadata, dictionary=dictionary, block_size=block_size, encoding=encoding)
+        return TauMicrodata(metadata, fixed)
     if len(metadata.separator) != 1:
         raise CsvInputError(str(rda_path), [f"separator {metadata.separator!r} must be exactly one character"])
     batches = iter_csv_batches(

@@ -12,7 +12,8 @@ Format (tau-ARGUS 4.2 user's manual, section 5.1 "Meta data files"; reader
   ``<HIERCODELIST> "region.hrc"``, ``<HIERLEVELS> 2 1``, ``<DECIMALS> 8``. Values may be quoted.
 
 Tags tau-ARGUS does not know make it stop; this reader keeps them on the variable
-(:attr:`RdaVariable.tags`, :attr:`RdaVariable.unknown_tags`) so that newer tags do not break it.
+(:attr:`RdaVariable.tags`, :attr:`RdaVariable.unknown_tags`) so that newer tags do not break it, and
+:func:`format_rda` writes them back (the layout of ``tauargus.model.Metadata.write``).
 File names in the metadata are relative to the metadata file's folder
 (:func:`resolve_referenced_file`).
 """
@@ -33,9 +34,12 @@ __all__ = [
     "RdaMetadata",
     "RdaTag",
     "RdaVariable",
+    "field_tags",
+    "format_rda",
     "parse_rda",
     "read_rda",
     "resolve_referenced_file",
+    "write_rda",
 ]
 
 _MAX_MISSING = 2
@@ -488,3 +492,121 @@ def resolve_referenced_file(
         str(base) if base is not None else "metadata",
         [f"file {filename!r} named in the metadata not found (tried {places}); pass search_dirs"],
     )
+
+
+# Tags whose values tau-ARGUS writes quoted (tauargus.model.Metadata.writeVariable): file names,
+# codes and strings; numbers and Y/N switches (<DECIMALS>, <HIERLEVELS>, <CKM>, ...) stay bare.
+_QUOTED_TAGS = frozenset(
+    {"TOTCODE", "CODELIST", "HIERCODELIST", "HIERLEADSTRING", "REQUEST", "MISSING"}
+    | {"PFILE", "PFILE_FREQ", "PFILE_CONT", "PFILE_SEP"}
+)
+
+
+def format_rda(metadata: RdaMetadata, newline: str = "\n") -> str:
+    r"""Render metadata in the ``.rda`` layout tau-ARGUS writes; the inverse of :func:`parse_rda`.
+
+    The layout follows ``tauargus.model.Metadata.write``: ``   <SEPARATOR> ";"`` first in free
+    format, then each variable's line (``NAME [START] WIDTH ["MISSING"...]``) and its tags
+    indented by four spaces, in file order. Codes, file names and strings are quoted; numbers
+    are not. Every tag is kept, unknown ones too (quoted when they hold a blank).
+
+    Args:
+        metadata: the metadata; a variable without tags gets the tags of its fields.
+        newline: the line end (tau-ARGUS on Windows writes ``"\r\n"``).
+
+    Returns:
+        The file content, ending with a line end.
+
+    Raises:
+        RdaError: a value holds a double quote or a line end, which the format cannot hold.
+
+    Example:
+        >>> print(format_rda(parse_rda(['<SEPARATOR> ","', "SEX 1", '  <TOTCODE> "T"'])), end="")
+           <SEPARATOR> ","
+        SEX 1
+            <TOTCODE> "T"
+    """
+    bad = _unwritable(metadata)
+    if bad:
+        raise RdaError("metadata to write", bad)
+    lines: list[str] = []
+    if metadata.separator is not None:
+        lines.append(f"   <SEPARATOR> {_quoted(metadata.separator)}")
+    if metadata.spss:
+        lines.append("   <SPSS>")
+    lines.extend(_tag_line(t, indent="   ") for t in metadata.header_tags)
+    for v in metadata.variables:
+        lines.append(_declaration_line(v, fixed=metadata.separator is None))
+        lines.extend(_tag_line(t, indent="    ") for t in v.tags or field_tags(v))
+    return "".join(line + newline for line in lines)
+
+
+def _unwritable(metadata: RdaMetadata) -> list[str]:
+    """Values the format cannot hold: a double quote or a line end (there is no escape)."""
+    values = [("<SEPARATOR>", metadata.separator or "")]
+    values += [(f"<{t.name}>", x) for t in metadata.header_tags for x in t.values]
+    for v in metadata.variables:
+        values += [(f"variable {v.name!r}", v.name), *((f"missing value of {v.name}", m) for m in v.missing)]
+        values += [(f"<{t.name}> of {v.name}", x) for t in v.tags or field_tags(v) for x in t.values]
+    return [
+        f"{where}: {value!r} holds a double quote or a line end, which an .rda file cannot hold; remove it"
+        for where, value in values
+        if any(c in value for c in '"\r\n')
+    ]
+
+
+def write_rda(metadata: RdaMetadata, path: str | Path, *, newline: str = "\n", encoding: str = "utf-8") -> None:
+    """Write metadata as a tau-ARGUS ``.rda`` file; see :func:`format_rda`.
+
+    Raises:
+        RdaError: a value the format cannot hold.
+    """
+    text = format_rda(metadata, newline=newline)
+    with Path(path).open("w", encoding=encoding, newline="") as handle:
+        handle.write(text)
+
+
+def _quoted(value: str) -> str:
+    return f'"{value}"'
+
+
+def _tag_line(tag: RdaTag, indent: str) -> str:
+    quote = tag.name in _QUOTED_TAGS or tag.name not in KNOWN_TAGS
+    values = [_quoted(v) if quote and (tag.name in _QUOTED_TAGS or not v or " " in v) else v for v in tag.values]
+    return indent + " ".join([f"<{tag.name}>", *values])
+
+
+def _declaration_line(v: RdaVariable, *, fixed: bool) -> str:
+    from_tags = sum(len(t.values) for t in v.tags if t.name == "MISSING")
+    declared = v.missing[: len(v.missing) - from_tags]
+    numbers = [str(v.position), str(v.width)] if fixed else [str(v.width)]
+    return " ".join([v.name, *numbers, *(_quoted(m) for m in declared)])
+
+
+def field_tags(v: RdaVariable) -> tuple[RdaTag, ...]:
+    """The tags that give a variable's fields, in the order tau-ARGUS writes them.
+
+    Example:
+        >>> [t.name for t in field_tags(RdaVariable("K", None, 10, record_key=True, decimals=8))]
+        ['RECORDKEY', 'DECIMALS']
+    """
+    flags = [
+        ("RECODEABLE", v.recodeable, ()),
+        ("TOTCODE", v.recodeable or v.total_code != "Total", (v.total_code,)),
+        ("CODELIST", v.codelist is not None, (v.codelist or "",)),
+        ("HIERARCHICAL", v.hierarchical, ()),
+        ("HIERLEVELS", bool(v.hier_levels), tuple(str(n) for n in v.hier_levels)),
+        ("HIERCODELIST", v.hier_codelist is not None, (v.hier_codelist or "",)),
+        ("HIERLEADSTRING", v.hier_lead_string is not None, (v.hier_lead_string or "",)),
+        ("NUMERIC", v.numeric, ()),
+        ("WEIGHT", v.weight, ()),
+        ("HOLDING", v.holding, ()),
+        ("REQUEST", bool(v.request), v.request),
+        ("RECORDKEY", v.record_key, ()),
+        ("PFILE_FREQ", v.pfile_freq is not None, (v.pfile_freq or "",)),
+        ("PFILE_CONT", v.pfile_cont is not None, (v.pfile_cont or "",)),
+        ("PFILE_SEP", v.pfile_sep is not None, (v.pfile_sep or "",)),
+        ("DECIMALS", v.decimals > 0, (str(v.decimals),)),
+        ("TRUNCABLE", v.truncable, ()),
+    ]
+    return tuple(RdaTag(name, values, 0) for name, present, values in flags if present)

@@ -1,4 +1,4 @@
-"""Microdata made by other systems: delimited text (CSV) and tau-ARGUS free-format files."""
+"""Microdata made by other systems: delimited text (CSV) and tau-ARGUS free- or fixed-format files."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 
-COMMANDS = ["", "release", "tables", "ptable", "export", "sweep", "serve", "server", "synth", "validate", "inspect",
+COMMANDS = ["", "release", "tables", "ptable", "tau", "export", "sweep", "serve", "server", "synth", "validate", "inspect",
             "schema", "audit", "audit list", "audit show", "audit verify", "audit reproduce"]  # fmt: skip
 
 

@@ -249,10 +249,12 @@ def test_tiny_block_size(tmp_path: Path) -> None:
         iter_csv_batches(_file(tmp_path, b"a\n"), block_size=10)
 
 
-def test_tau_reader_needs_free_format(tmp_path: Path) -> None:
+def test_tau_reader_reads_fixed_format_and_refuses_spss(tmp_path: Path) -> None:
     rda = _file(tmp_path, b"A 1 2\n  <RECODEABLE>\n", name="m.rda")
-    with pytest.raises(CsvInputError, match=r"m\.rda, describes a fixed-format file; cubeguard"):
-        read_tau_microdata(_file(tmp_path, b"12\n"), rda)
+    assert _table(read_tau_microdata(_file(tmp_path, b" 1\n12\n"), rda).batches).column("A").to_pylist() == ["1", "12"]
+    spss = _file(tmp_path, b"<SPSS>\nA 1 2\n  <RECODEABLE>\n", name="s.rda")
+    with pytest.raises(CsvInputError, match=r"s\.rda, describes an SPSS system file \(<SPSS>\), which"):
+        read_tau_microdata(_file(tmp_path, b"12\n"), spss)
 
 
 def test_tau_reader_reports_metadata_and_data_problems(tmp_path: Path) -> None:
