@@ -10,7 +10,9 @@ holds one family of measures and cites the paper section it implements:
 * :mod:`~cubeguard.measures.variance` variance of the average cell size and one-way ANOVA R²;
 * :mod:`~cubeguard.measures.tests_stat` exact binomial and Wilcoxon signed-rank tests;
 * :mod:`~cubeguard.measures.entropy` table entropy and median entropy over sub-groups;
+* :mod:`~cubeguard.measures.loglinear` Pearson's statistic of a log-linear model's fit;
 * :mod:`~cubeguard.measures.risk` small cells unchanged, zeros kept, entropy risk r and r#;
+* :mod:`~cubeguard.measures.transitions` units moving between cells (r# of record swapping);
 * :mod:`~cubeguard.measures.disclosive` directly disclosive cells (k-coalitions) and the two
   success measures of record swapping;
 * :mod:`~cubeguard.measures.rounding` cells moved beyond the nearest multiple or a whole base, and

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from cubeguard.measures._arrays import Counts, NumArray, check_nonnegative, count_array, numeric, pair
 from cubeguard.measures.errors import MeasureConfigError
+from cubeguard.measures.transitions import Transitions, check_transitions, merged
 
 Weights = tuple[float, float, float]
 EQUAL_WEIGHTS: Weights = (1 / 3, 1 / 3, 1 / 3)
@@ -167,7 +168,7 @@ def entropy_risk_protected(
     original: Counts,
     protected: Counts,
     weights: Weights = EQUAL_WEIGHTS,
-    transitions: npt.ArrayLike | None = None,
+    transitions: Transitions | npt.ArrayLike | None = None,
 ) -> float:
     """Entropy-based disclosure risk ``r#`` of a protected table; ``r# <= r`` always.
 
@@ -178,15 +179,18 @@ def entropy_risk_protected(
     with ``Q`` the zero cells of the protected table and ``H#`` the conditional entropy of the
     original given the protected values, from transition counts ``F_ij``. By default ``F_ij`` counts
     cells with original value ``i`` and protected value ``j`` (:func:`value_transitions`), which any
-    post-tabular method yields; pass ``transitions`` (a matrix ``F[i, j]`` of persons in cell ``i``
-    before and cell ``j`` after, e.g. from record swapping) for the Handbook's person-level form.
-    ``H#/H`` is ``H(X|Y) / H(X)`` with ``X`` the row variable of ``F`` (for person-level transitions
-    ``H(X)`` is the table entropy ``H``); it lies in ``[0, 1]``, so ``r# <= r``. The first term is 0
-    when no original zero stays zero, and ``H#/H`` is 0 when ``H(X) = 0``.
+    post-tabular method yields. For record swapping, which moves persons between cells, pass the
+    Handbook's unit transitions: a :class:`~cubeguard.measures.transitions.Transitions` (sparse:
+    persons in cell ``i`` before and cell ``j`` after, cells as flat positions of the table) or,
+    for small tables, a dense matrix ``F[i, j]``. ``H#/H`` is ``H(X|Y) / H(X)`` with ``X`` the
+    row variable of ``F`` (for unit transitions ``H(X)`` is the table entropy ``H``); it lies in
+    ``[0, 1]``, so ``r# <= r``. The first term is 0 when no original zero stays zero, and ``H#/H``
+    is 0 when ``H(X) = 0``.
 
     Raises:
-        MeasureConfigError: for bad weights, a table whose total is not positive, or a transition
-            matrix that is not square with one row per cell.
+        MeasureConfigError: for bad weights, a table whose total is not positive, a transition
+            matrix that is not square with one row per cell, or transitions that do not move the
+            original table into the protected one.
     """
     _check_weights(weights)
     o, p = pair(original, protected)
@@ -195,16 +199,21 @@ def entropy_risk_protected(
     d, q = o == 0, p == 0
     both, either = int((d & q).sum()), int((d | q).sum())
     term1 = (int(d.sum()) / k) ** (either / both) if both else 0.0
-    if transitions is None:
-        i, j, f = value_transitions(o, p)
-    else:
+    i, j, f = value_transitions(o, p) if transitions is None else _unit_transitions(transitions, o, p)
+    h_x, h_x_y = _entropies(i, j, f.astype(np.float64))
+    kept = 1.0 - min(1.0, h_x_y / h_x) if h_x > 0 else 1.0
+    return _combine(weights, term1, _concentration(o) * kept, _size_term(n))
+
+
+def _unit_transitions(transitions: Transitions | npt.ArrayLike, o: NumArray, p: NumArray) -> Transitions:
+    """Checked unit transitions, from a :class:`Transitions` or a dense ``k x k`` matrix."""
+    if not isinstance(transitions, Transitions):
         t = np.asarray(transitions, dtype=np.float64)
+        k = o.size
         if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] != k or t.min() < 0:
             raise MeasureConfigError(
                 f"transitions must be a non-negative {k} x {k} matrix of persons moving between cells, got shape {t.shape}"
             )
-        i, j = np.nonzero(t)
-        f = t[i, j].astype(np.int64)
-    h_x, h_x_y = _entropies(i, j, f.astype(np.float64))
-    kept = 1.0 - min(1.0, h_x_y / h_x) if h_x > 0 else 1.0
-    return _combine(weights, term1, _concentration(o) * kept, _size_term(n))
+        transitions = Transitions.from_matrix(t)
+    check_transitions(transitions, o, p)
+    return merged(transitions, o.size)

@@ -35,6 +35,7 @@ from cubeguard.measures import association, disclosive, distance, entropy, risk,
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
 from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
 from cubeguard.measures.select import DimHierarchy, IntArray, hierarchies, scope_label, scope_positions, take
+from cubeguard.measures.transitions import Transitions
 
 MeasureName = Literal[
     "absolute_distance",
@@ -191,7 +192,13 @@ def _named(
 
 
 def _scope_measures(
-    spec: MeasureSpec, o: NumArray, p: NumArray, kept: list[str], named: Callable[[NumArray], xr.DataArray], label: str
+    spec: MeasureSpec,
+    o: NumArray,
+    p: NumArray,
+    kept: list[str],
+    named: Callable[[NumArray], xr.DataArray],
+    label: str,
+    moves: Transitions | None = None,
 ) -> dict[str, float]:
     out: dict[str, float] = {}
     m = set(spec.measures)
@@ -211,7 +218,7 @@ def _scope_measures(
     if "entropy_risk" in m and label != "cube":
         total = float(o.sum())
         r = risk.entropy_risk(o, spec.risk_weights) if total > 0 else math.nan
-        r_sharp = risk.entropy_risk_protected(o, p, spec.risk_weights) if total > 0 else math.nan
+        r_sharp = risk.entropy_risk_protected(o, p, spec.risk_weights, moves) if total > 0 else math.nan
         _put(out, "entropy_risk", label, (r, r_sharp))
     wanted_named = {"median_entropy", "avg_cell_size_variance", "anova_r2"} & m
     if wanted_named:
@@ -242,11 +249,19 @@ def measure_cube(
     protected: xr.Dataset | xr.DataArray,
     spec: MeasureSpec,
     rounded: rounding.RoundingParams | None = None,
+    *,
+    transitions: Transitions | None = None,
+    imputed: xr.Dataset | xr.DataArray | None = None,
 ) -> dict[str, float]:
     """Compute ``spec``'s measures for one cube (see the module docstring for the keys).
 
     ``rounded``: the public parameters of the rounding that published the cube, if its last
     protection step rounds to a base; given, the :data:`ROUNDING_KEYS` of every cell are added.
+    ``transitions``: for a cube tabulated from swapped microdata, the persons moving between its
+    interior cells (flat positions of the interior, C order; Handbook on SDC v2, 5.9), used for
+    ``entropy_risk_protected@interior`` instead of cell-value transitions; other scopes keep
+    cell-value transitions. ``imputed``: the cube of imputed records, so that ``swap_success``
+    counts only real cases (Frend et al. 2011, section 4).
 
     Raises:
         InvalidCubeError: if the cube does not follow the cube convention.
@@ -270,7 +285,8 @@ def measure_cube(
         kept = [d for d in dims if not isinstance(pos[d], int)]
         o, p = take(ov, [pos[d] for d in dims]), take(pv, [pos[d] for d in dims])
         label = scope_label(scope)
-        out.update(_scope_measures(spec, o, p, kept, partial(_named, kept=kept, hier=hier, pos=pos), label))
+        moves = transitions if scope == "interior" else None
+        out.update(_scope_measures(spec, o, p, kept, partial(_named, kept=kept, hier=hier, pos=pos), label, moves))
     if "directly_disclosive" in spec.measures:
         dc = disclosive.disclosive_cells(o_da, p_da, spec.coalition, spec.sensitive_dims)
         out["disclosive_original@cube"] = float(dc.original)
@@ -278,7 +294,7 @@ def measure_cube(
         out["disclosive_true@cube"] = float(dc.both)
         _put(out, "disclosive_share", "cube", (dc.share_original, dc.share_protected))
     if "swap_success" in spec.measures:
-        sw = disclosive.swap_success(o_da, p_da, spec.swap_coalition, spec.sensitive_dims)
+        sw = disclosive.swap_success(o_da, p_da, spec.swap_coalition, spec.sensitive_dims, imputed)
         out["swap_removed_share@cube"] = sw.removed_share
         out["swap_false_share@cube"] = sw.false_share
     if rounded is not None:

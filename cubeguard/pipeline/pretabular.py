@@ -72,7 +72,8 @@ def _run_step(
     frame, selected = _read(release, step, columns, earlier)
     result = _apply_selected(method, frame, selected, resolved, seed, where)
     report = {"name": step.name, "method": step.method, **result.report}
-    report["cube_effects"] = cube_effects(release, step.report_cubes, frame, result.data)
+    imputed = getattr(step, "imputed", None)  # a household column flagging imputed records, if the method has one
+    report["cube_effects"] = cube_effects(release, step.report_cubes, frame, result.data, imputed)
     internal = release.config.output.internal
     internal.mkdir(parents=True, exist_ok=True)
     (internal / f"{step.name}_report.json").write_text(json.dumps(report, indent=2))

@@ -168,7 +168,7 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
         {"hierarchy"},
         SWAP_WITHHELD
         | {"household_size", "matching", "risk_variables", "risk_thresholds", "high_risk_weight"}
-        | {"max_area_share", "delivery_group", "imputed"},
+        | {"max_area_share", "delivery_group", "imputed", "rate_by_imputation"},
     ),
     "safe": ({"tables", "start", "target", "correction_steps", "window", "time_limit"}, {"seed", "report_cubes"}),
 }

@@ -6,10 +6,12 @@
    counts is 1. Imputed households get no score (their persons still count in ``N``).
 2. A household is high risk if a member's score exceeds the level's threshold at some level, and
    unique at ``g`` if a member is.
-3. Sample, per delivery group: ``swap_rate`` of the eligible (non-imputed) households, randomly
-   rounded; drawn without replacement with weight ``high_risk_weight`` for high-risk households and
-   1 for the others (every eligible household has a non-zero probability), taking no more than
-   ``max_area_share`` (rounded up) of any lowest-level area.
+3. Sample, per delivery group: ``swap_rate`` of the eligible (non-imputed) households (with
+   ``rate_by_imputation``, a rate inversely related to the group's imputation rate, see
+   :mod:`~cubeguard.methods.ons_household_swap.rates`), randomly rounded; drawn without
+   replacement with weight ``high_risk_weight`` for high-risk households and 1 for the others
+   (every eligible household has a non-zero probability), taking no more than ``max_area_share``
+   (rounded up) of any lowest-level area.
 4. Matching, sampled households in random order: the partner is a household outside the sample
    with the same size and matching variables, drawn uniformly. The search starts inside the area
    one level up (e.g. same MSOA, other OA); a household unique at some level starts where the
@@ -17,7 +19,8 @@
    relaxed (finest first) before moving one level up; the search never leaves the delivery group.
 
 Choices where the paper is silent (documented, tunable): the sampling weight of high-risk
-households, the area cap, and that imputed households are not partners either.
+households, the area cap, that imputed households are not partners either, and the form of the
+inverse relation between a group's swap rate and its imputation rate.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from cubeguard.methods.ons_household_swap.model import OnsHouseholdSwapStep
+from cubeguard.methods.ons_household_swap.rates import group_rates
 from cubeguard.swap import _donors, _ordering
 from cubeguard.swap._donors import DonorIndex, FlagArray
 from cubeguard.swap._households import (
@@ -166,8 +170,12 @@ def _sample(
     """Weighted sample without replacement per delivery group, capped per lowest-level area."""
     n = prep.households.n
     stratum = prep.stratum
-    eligible_per_stratum = np.bincount(stratum[prep.eligible], minlength=stratum.max(initial=-1) + 1)
-    share = eligible_per_stratum * number(params.swap_rate)
+    groups = stratum.max(initial=-1) + 1
+    eligible_per_stratum = np.bincount(stratum[prep.eligible], minlength=groups)
+    rate = number(params.swap_rate)
+    by_group = np.bincount(stratum, minlength=groups)
+    rates = group_rates(by_group, eligible_per_stratum, rate) if params.rate_by_imputation else np.full(groups, rate)
+    share = eligible_per_stratum * rates
     quota = (np.floor(share) + (rng.random(len(share)) < share - np.floor(share))).astype(np.int64)
     lowest = prep.areas[-1]
     cap = np.ceil(np.bincount(lowest[prep.eligible], minlength=lowest.max(initial=-1) + 1) * params.max_area_share)

@@ -22,7 +22,9 @@ class OnsHouseholdSwapStep(MicrodataStep):
     swapped with a household of the same size and matching variables in a nearby area (outside the
     area where a member is unique). ``swap_rate``, ``risk_thresholds`` and ``seed`` are secret and
     may be given by reference. ONS does not publish its sampling weights: ``high_risk_weight`` is a
-    tuning parameter.
+    tuning parameter. With ``rate_by_imputation`` the delivery groups' rates follow the paper's
+    inverse relation to their imputation rates (:mod:`~cubeguard.methods.ons_household_swap.rates`);
+    by default every group gets ``swap_rate``.
     """
 
     method: Literal["ons_household_swap"] = "ons_household_swap"
@@ -58,6 +60,13 @@ class OnsHouseholdSwapStep(MicrodataStep):
     imputed: ColumnName | None = Field(
         default=None, description="Household column (true/false): imputed households are never swapped."
     )
+    rate_by_imputation: bool = Field(
+        default=False,
+        description=(
+            "Set each delivery group's swap rate inversely to its imputation rate, swap_rate staying the "
+            "overall rate (Frend et al. 2011, section 2); needs delivery_group and imputed."
+        ),
+    )
     where: Where
 
     @model_validator(mode="after")
@@ -74,6 +83,8 @@ class OnsHouseholdSwapStep(MicrodataStep):
         matched = [self.household_size, *(c for profile in self.matching for c in profile)]
         if clash := sorted(set(matched) & set(moved)):
             problems.append(f"household_size and matching use swapped columns {clash}")
+        if self.rate_by_imputation and (self.delivery_group is None or self.imputed is None):
+            problems.append("rate_by_imputation needs the delivery_group and imputed columns; name both or drop it")
         if problems:
             raise ValueError("; ".join(problems))
         return self
