@@ -126,6 +126,7 @@ def timed_release(config: Path, folder: Path, persons: int | None, *extra: str) 
     c0 = children_cpu()
     run = release(config, folder, persons, *extra)
     run["cpu_seconds"] = round(children_cpu() - c0, 2)
+    run["commit"] = machine()["commit"]
     return run
 
 
@@ -239,8 +240,8 @@ def markdown(payload: dict[str, Any]) -> str:
         "",
         "## The EU 2021 programme (119 cubes, Parquet exports), from the command to the published release",
         "",
-        "| persons | wall s | CPU s | peak RSS MB | target | before the first step s | synthetic census (not timed) s |",
-        "| ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+        "| persons | wall s | CPU s | peak RSS MB | target | before the first step s | synthetic census (not timed) s | commit |",
+        "| ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |",
     ]
     for persons, run in payload["programme"].items():
         seconds, mb = TARGETS.get(int(persons), (None, None))
@@ -251,7 +252,7 @@ def markdown(payload: dict[str, Any]) -> str:
             verdict.append(f"{'met' if run['peak_rss_mb'] < mb else 'NOT met'}: < {mb / 1024:.0f} GB")
         lines.append(
             f"| {int(persons):,} | {run['wall_seconds']} | {run['cpu_seconds']} | {run['peak_rss_mb']:,.0f} | "
-            f"{'; '.join(verdict) or '-'} | {run['before_first_step_seconds']} | {run['synthetic_census_seconds']} |"
+            f"{'; '.join(verdict) or '-'} | {run['before_first_step_seconds']} | {run['synthetic_census_seconds']} | {run.get('commit', '-')} |"
         )
     lines += ["", "Per step (wall s / CPU s of the release process / peak RSS MB of the tree):", ""]
     names = [r["step"] for r in next(iter(payload["programme"].values()))["steps"]]
@@ -282,7 +283,8 @@ def markdown(payload: dict[str, Any]) -> str:
             f"`dask scheduler` and two `dask worker` processes (1 thread each) on 127.0.0.1, the programme at "
             f"{int(c['persons']):,} persons through `--dask-address`: {c['wall_seconds']} s wall, peak "
             f"{c['peak_rss_mb']:,.0f} MB for the release's tree (workers are not its children). Published files: "
-            f"{c['files']}, identical to the single-process run: **{c['identical_to_single_process']}**.",
+            f"{c['files']}, identical to the single-process run: **{c['identical_to_single_process']}** "
+            f"(commit {c.get('commit', '-')}).",
         ]
     if payload.get("small"):
         walls = [r["wall_seconds"] for r in payload["small"]]
@@ -290,7 +292,8 @@ def markdown(payload: dict[str, Any]) -> str:
             "",
             "## A small release: `configs/censusprotection-swap.yaml` (30,578 persons, 4 cubes)",
             "",
-            f"From the command to the published release, {len(walls)} runs: {', '.join(map(str, walls))} s "
+            f"From the command to the published release, {len(walls)} runs at commit "
+            f"{payload['small'][0].get('commit', '-')}: {', '.join(map(str, walls))} s "
             f"(median {sorted(walls)[len(walls) // 2]} s; target under 10 s: "
             f"{'met' if sorted(walls)[len(walls) // 2] < 10 else 'NOT met'}).",
         ]
