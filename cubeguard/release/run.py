@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from cubeguard.pipeline.inputs import ensure_microdata
+from cubeguard.publish.stage import make_release_id
 from cubeguard.release.audit import Results
 from cubeguard.release.results import Prepared, StepResult
 from cubeguard.release.spec import RunSpec, release_key
@@ -33,10 +35,15 @@ from cubeguard.release.timings import TIMINGS_FILE, StepClock
 
 
 def prepare(spec: RunSpec, services: Services) -> tuple[RunSpec, Prepared]:
-    """Generate the synthetic census if asked and absent; the run spec with its key, and the input."""
+    """Generate the synthetic census if asked and absent; the run spec with its key and release id, and the input.
+
+    The release id, unless the caller gave one, is ``<name>-<UTC time>`` of now: chosen before the
+    steps run, so that the report shows the id the release is published under.
+    """
     release = spec.release()
     source = ensure_microdata(release, progress=services.progress)
-    return replace(spec, key=release_key(release, services.resolver)), Prepared(**source)
+    rid = spec.release_id or make_release_id(release.config.name, datetime.now(UTC))  # named now: the report shows it
+    return replace(spec, key=release_key(release, services.resolver), release_id=rid), Prepared(**source)
 
 
 class Runner(Protocol):

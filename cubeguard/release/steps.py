@@ -199,10 +199,16 @@ def _report(ctx: Context) -> Reported:
     gated: Gated = ctx.result("gate")
     release = ctx.release
     measures = pd.read_parquet(measures_file(release))
-    title = f"Release {release.config.name}"
-    return Reported(
-        str(build_report(release.config.output.folder, gates=list(gated.rows), measures=measures, title=title))
-    )
+    rid = ctx.spec.release_id or release.config.name
+    facts = {
+        "release id": rid,
+        "config": f"{release.config.name} (hash {release.config_hash[:16]})",
+        "report written": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "run": f"{ctx.spec.run_id}, attempt {ctx.spec.attempt}",
+    }
+    folder = release.config.output.folder
+    page = build_report(folder, gates=list(gated.rows), measures=measures, title=f"Release {rid}", facts=facts)
+    return Reported(str(page))
 
 
 def _publish(ctx: Context) -> Published:

@@ -23,6 +23,9 @@ h1 { font-size: 1.6rem; margin-bottom: .2rem; }
 h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2rem; margin-top: 2.2rem; }
 h3 { margin-top: 1.6rem; }
 .subtitle { color: #57606a; margin-top: 0; }
+dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; margin: 0 0 12px; }
+dl.facts dt { color: #57606a; }
+dl.facts dd { margin: 0; }
 .banner { background: #fff8c5; border: 1px solid #d4a72c; padding: .6rem .9rem; border-radius: 6px; }
 nav ul { columns: 2; padding-left: 1.2rem; }
 .scroll { overflow-x: auto; margin: .6rem 0 1rem; }

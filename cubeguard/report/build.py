@@ -8,7 +8,7 @@ cannot be are reported together at the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -72,6 +72,7 @@ def build_report(
     workers: int = 1,
     batch_cells: int = BATCH_CELLS,
     measures: pd.DataFrame | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> Path:
     """Measure every cube of ``release_folder`` and write its report to ``release_folder / "report"``.
 
@@ -85,6 +86,7 @@ def build_report(
         batch_cells: at most this many cells are loaded at once (a bigger cube is loaded alone).
         measures: measures already computed for these cubes (e.g. by the release's measure step);
             given, they are shown as they are and not computed again.
+        facts: what identifies the release, shown under the title (see :func:`write_report`).
 
     Returns:
         The path of ``report.html``.
@@ -121,4 +123,5 @@ def build_report(
         title or f"Protection report: {release_folder.name}",
         sweep,
         summaries=summaries,
+        facts=facts,
     )

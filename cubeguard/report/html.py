@@ -244,7 +244,15 @@ def _nav(sections: list[tuple[str, str]], chosen: list[tuple[str, str]]) -> str:
     return f"<nav><ul>{items}{cubes}</ul></nav>"
 
 
-def _header(title: str, n_cubes: int) -> str:
+def _facts(facts: Mapping[str, str]) -> str:
+    """The release's identity (id, config hash, when), as a definition list under the title."""
+    if not facts:
+        return ""
+    items = "".join(f"<dt>{esc(k)}</dt><dd><code>{esc(v)}</code></dd>" for k, v in facts.items())
+    return f'<dl class="facts">{items}</dl>'
+
+
+def _header(title: str, n_cubes: int, facts: Mapping[str, str] | None = None) -> str:
     try:
         version = importlib.metadata.version("cubeguard")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
@@ -252,7 +260,8 @@ def _header(title: str, n_cubes: int) -> str:
     return (
         f"<header><h1>{esc(title)}</h1>"
         f'<p class="subtitle">{n_cubes} cube(s); cubeguard {esc(version)}</p>'
-        '<p class="banner"><strong>Internal.</strong> This report shows the noise distribution, which reveals '
+        + _facts(facts or {})
+        + '<p class="banner"><strong>Internal.</strong> This report shows the noise distribution, which reveals '
         "the perturbation parameters; do not publish it.</p></header>"
     )
 
@@ -272,6 +281,7 @@ def write_report(
     *,
     summaries: Mapping[str, CubeSummary] | None = None,
     plot_cubes: Sequence[str] | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``report.html`` and the report's Parquet files into ``folder``; return the page's path.
 
@@ -288,6 +298,8 @@ def write_report(
             one get only their row of measures.
         plot_cubes: the cubes to plot; default: all below :data:`PLOT_ALL_BELOW` cubes, else
             :func:`choose_cubes`.
+        facts: what identifies the release (its id, config hash, when the report was written),
+            shown under the title in this order.
 
     Raises:
         ReportError: listing every inconsistency between the arguments.
@@ -321,7 +333,7 @@ def write_report(
         body.append(_cubes_section(chosen, summarised, len(cubes)))
     files = [MEASURES_FILE] + ([SWEEP_FILE] if sweep is not None else [])
     files += [*CUBE_FILES, *PROGRAMME_FILES] if summarised else []
-    content = _header(title, len(cubes)) + _nav(sections, chosen) + "".join(body) + _footer(files)
+    content = _header(title, len(cubes), facts) + _nav(sections, chosen) + "".join(body) + _footer(files)
     path = folder / REPORT_FILE
     path.write_text(page(title, content), encoding="utf-8")
     return path

@@ -49,7 +49,7 @@ def config(tiny_release: Path) -> Path:
     return tiny_release
 
 
-def _release(config: Path, release_id: str, **options: Any) -> tuple[RunSpec, Results]:
+def _release(config: Path, release_id: str | None, **options: Any) -> tuple[RunSpec, Results]:
     spec, prepared = prepare(RunSpec(str(config), release_id=release_id, **options), _services())
     results: Results = {"prepare": prepared}
     walk(spec, PlainRunner(_services()), results)
@@ -105,6 +105,8 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
     assert published == config.parent / "out" / "published" / "r1" and (published / "manifest.json").is_file()
     report = config.parent / "out" / "report"
     assert (report / "r1.html").read_bytes() == (report / "report.html").read_bytes()  # archived per release
+    page = (report / "r1.html").read_text()
+    assert "<h1>Release r1</h1>" in page and f"hash {load_release(config).config_hash[:16]}" in page
     timings = json.loads((config.parent / "out" / "internal" / "timings.json").read_text())
     assert [t["step"] for t in timings] == [s.name for s in STEPS]  # one row per step, in order
     assert all(t["seconds"] >= 0 and t["cpu_seconds"] >= 0 for t in timings)
@@ -174,3 +176,11 @@ def test_a_folder_in_published_that_no_record_lists_is_found(config: Path) -> No
     shutil.copytree(config.parent / "out" / "published" / "r1", config.parent / "out" / "published" / "smuggled")
     report, _ = _verify(config)
     assert not report.ok and any("smuggled is in published/ but no audit record lists it" in p for p in report.problems)
+
+
+def test_a_release_without_a_given_id_shows_in_its_report_the_id_it_is_published_under(config: Path) -> None:
+    spec, results = _release(config, None)
+    published = Path(summary(spec, results)["published"])
+    assert published.name.startswith("tiny-") and spec.release_id == published.name
+    page = (config.parent / "out" / "report" / f"{published.name}.html").read_text()
+    assert f"<h1>Release {published.name}</h1>" in page
