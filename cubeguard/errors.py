@@ -27,8 +27,17 @@ class InternalError(Exception):
 
 
 class ReleaseBlocked(CubeguardError):
-    """A gate failed: nothing is published; ``failures`` lists the failing checks (CLI exit 1)."""
+    """A gate failed: nothing is published; ``failures`` lists the failing checks (CLI exit 1).
 
-    def __init__(self, failures: list[str]) -> None:
+    ``blocking`` counts the checks that block (failed or errored), ``warnings`` the failed checks
+    that only warn; ``failures`` lists both, the blocking ones first.
+    """
+
+    def __init__(self, failures: list[str], blocking: int | None = None, warnings: int = 0) -> None:
         self.failures = failures
-        super().__init__(f"the release is blocked: {len(failures)} gate check(s) failed; see the list above")
+        self.blocking = len(failures) if blocking is None else blocking
+        self.warnings = warnings
+        also = f" (and {warnings} warning(s))" if warnings else ""
+        super().__init__(
+            f"the release is blocked: {self.blocking} blocking gate check(s) failed{also}; see the list above"
+        )

@@ -89,6 +89,7 @@ def _validate(
     results = Validator(
         batch_definition=batch, batch_parameters={"dataframe": frame}, result_format=result_format
     ).validate_expectation_suite(suite)
+    results.success = _gate_verdict(suite, results)  # the page's "Status" says what the terminal says
     results.meta["run_id"] = run_id
     results.meta["validation_time"] = run_id.run_time
     results.meta["batch_parameters"] = {"dataframe": "<DATAFRAME>"}
@@ -101,6 +102,19 @@ def _validate(
     )
     context.validation_results_store.store_validation_results(results, key, suite_id)
     return results
+
+
+def _gate_verdict(suite: gx.ExpectationSuite, results: Any) -> bool:
+    """Whether this validation lets the gate pass: no blocking expectation failed and none errored.
+
+    GX calls a validation failed when any expectation failed, warnings included, so its Data Docs
+    showed "Failed" on every cube whose report-only additivity check failed while the gate passed.
+    """
+    critical = {e.id for e in suite.expectations if e.severity == FailureSeverity.CRITICAL}
+    for r in results.results:
+        if errored(r.exception_info) is not None or (r.expectation_config.id in critical and not r.success):
+            return False
+    return True
 
 
 def _by_expectation(suite: gx.ExpectationSuite, result: Any) -> dict[str, Any]:

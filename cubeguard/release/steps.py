@@ -51,6 +51,7 @@ from cubeguard.release.results import (
 )
 from cubeguard.release.spec import RunSpec
 from cubeguard.report.build import build_report
+from cubeguard.report.gate_names import plain_rows
 from cubeguard.secrets import SecretResolver
 from cubeguard.tables.keystore import KeyStore
 from cubeguard.tables.write import serve_key_store, write_key_store
@@ -207,7 +208,7 @@ def _report(ctx: Context) -> Reported:
         "run": f"{ctx.spec.run_id}, attempt {ctx.spec.attempt}",
     }
     folder = release.config.output.folder
-    page = build_report(folder, gates=list(gated.rows), measures=measures, title=f"Release {rid}", facts=facts)
+    page = build_report(folder, gates=plain_rows(gated.rows), measures=measures, title=f"Release {rid}", facts=facts)
     return Reported(str(page))
 
 
@@ -218,7 +219,9 @@ def _publish(ctx: Context) -> Published:
     """
     gated: Gated = ctx.result("gate")
     if not gated.passed:
-        raise ReleaseBlocked(list(gated.failures))
+        statuses = [row.get("status") for row in gated.rows]
+        blocking = sum(s in ("fail", "error") for s in statuses)
+        raise ReleaseBlocked(list(gated.failures), blocking=blocking, warnings=statuses.count("warn"))
     release = ctx.release
     require_protection(release)
     rid = ctx.spec.release_id or make_release_id(release.config.name, datetime.now(UTC))

@@ -187,6 +187,9 @@ def test_data_docs_read_offline(ckm: Pairs, tmp_path: Path) -> None:
     c1 = next(p for p in pages if p.name.endswith("-c1.html")).read_text(encoding="utf-8")
     assert "Forbidden values: no published count is in {1, 2}" in c1
     assert "reported only" in c1
+    assert report.passed and any(o.cube == "c1" and not o.success and not o.blocking for o in report.outcomes)
+    status = re.compile(r'Status:</span>\s*<i class="[^"]*"[^>]*></i>\s*(\w+)')
+    assert status.findall(c1) == ["Succeeded"]  # a failed warning does not make the page say "Failed"
 
 
 def test_frames_with_string_cube_index_work(ckm: Pairs) -> None:

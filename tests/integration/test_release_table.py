@@ -129,11 +129,15 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
 
 def test_publish_refuses_a_release_whose_gates_failed(config: Path) -> None:
     spec, _ = prepare(RunSpec(str(config), release_id="r1"), _services())
-    blocked = Gated(passed=False, failures=("c1: 3 cells of 1 or 2 unchanged",), rows=())
+    rows = ({"status": "fail"}, {"status": "warn"}, {"status": "pass"}, {"status": "warn"})
+    blocked = Gated(passed=False, failures=("c1: 3 cells of 1 or 2 unchanged",), rows=rows)
     ctx = Context(spec, spec.release(), _services(), {"gate": blocked})
     with pytest.raises(ReleaseBlocked) as info:
         step_named("publish").compute(ctx)
     assert info.value.failures == ["c1: 3 cells of 1 or 2 unchanged"]
+    assert str(info.value) == (  # warnings are not counted as failures (they once were: "3 ... failed")
+        "the release is blocked: 1 blocking gate check(s) failed (and 2 warning(s)); see the list above"
+    )
     assert not (config.parent / "out" / "published").exists()
 
 

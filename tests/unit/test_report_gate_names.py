@@ -1,0 +1,35 @@
+"""The report names each gate check in words and shows its observed value at four digits."""
+
+from __future__ import annotations
+
+from cubeguard.report.gate_names import plain_check, plain_rows, readable
+
+
+def test_every_check_the_gates_run_has_words_naming_its_config_key() -> None:
+    assert plain_check("ExpectSmallCellsChangedShare") == (
+        "share of original 1s and 2s published unchanged (gates.max_small_cells_unchanged)"
+    )
+    assert "gates.forbidden_values" in plain_check("ExpectPublishedCountsOutsideForbiddenSet")
+    assert "additivity" in plain_check("ExpectTotalsEqualSumOfChildren")
+    assert plain_check("ExpectDistanceWithinBound[hellinger@interior]") == (
+        "Hellinger distance (gates.max_hellinger), interior cells"
+    )
+    assert plain_check("ExpectDistanceWithinBound[average_absolute_distance@cube]") == (
+        "mean absolute deviation (gates.max_mean_absolute_deviation), scope cube"
+    )
+    assert plain_check("SomethingNew") == "SomethingNew"
+
+
+def test_observed_values_are_shown_at_four_significant_digits() -> None:
+    assert readable("0.45234523452345234") == "0.4523"
+    assert readable("802") == "802" and readable(3.0) == "3"
+    assert readable("n/a") == "n/a" and readable(None) is None
+
+
+def test_rows_keep_cube_status_and_required() -> None:
+    rows = [{"cube": "c1", "expectation": "ExpectSmallCellsChangedShare", "status": "pass",
+             "observed": "0.5500000000000001", "required": "<= 0.6"}]  # fmt: skip
+    assert plain_rows(rows) == [
+        {"cube": "c1", "check": plain_check("ExpectSmallCellsChangedShare"), "status": "pass", "observed": "0.55",
+         "required": "<= 0.6"}
+    ]  # fmt: skip
