@@ -26,6 +26,8 @@ h3 { margin-top: 1.6rem; }
 dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; margin: 0 0 12px; }
 dl.facts dt { color: #57606a; }
 dl.facts dd { margin: 0; }
+dl.definitions dt { margin-top: .4rem; }
+dl.definitions dd { margin: 0 0 0 1.2rem; color: #24292f; }
 .banner { background: #fff8c5; border: 1px solid #d4a72c; padding: .6rem .9rem; border-radius: 6px; }
 nav ul { columns: 2; padding-left: 1.2rem; }
 .scroll { overflow-x: auto; margin: .6rem 0 1rem; }

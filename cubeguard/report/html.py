@@ -14,12 +14,12 @@ caller names them) next to programme plots and Höhne's tables pooled over every
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from cubeguard.report import plots, rounding
+from cubeguard.report import definitions, plots, rounding
 from cubeguard.report._markup import esc, image, outcome, page, status_table, table
 from cubeguard.report.errors import ReportError
 from cubeguard.report.parquet import CUBE_FILES, MEASURES_FILE, PROGRAMME_FILES, SWEEP_FILE, write_all
@@ -162,7 +162,16 @@ def _measures_section(measures: pd.DataFrame) -> str:
     for scope, columns in scopes.items():
         frame = measures[[c for c, _ in columns]].set_axis([n for _, n in columns], axis=1)
         parts.append(table(frame, caption=f"scope: {scope}"))
-    return "".join(parts) + _rounding_tables(measures)
+    return "".join(parts) + _definitions(measures.columns) + _rounding_tables(measures)
+
+
+def _definitions(columns: Iterable[object]) -> str:
+    """What each measure shown means, and where it is defined."""
+    rows = definitions.defined(str(c) for c in columns)
+    if not rows:
+        return ""
+    items = "".join(f"<dt><code>{esc(k)}</code></dt><dd>{esc(text)} <em>{esc(src)}</em></dd>" for k, text, src in rows)
+    return f'<h3 id="measure-definitions">Definitions</h3><dl class="definitions">{items}</dl>'
 
 
 def _rounding_tables(measures: pd.DataFrame) -> str:

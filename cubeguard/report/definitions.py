@@ -1,0 +1,75 @@
+"""What each column of the measures table means, in words, with the source that defines it.
+
+``o`` is a cell's original count, ``p`` its published count, over the cells of the column's
+scope (after the ``@``). Every key of :data:`cubeguard.measures.table.MEASURE_KEYS` has an entry,
+and ``anova_r2_*`` too (a test holds the lists together), so the report can define every column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+_SHLOMO = "Shlomo (2009), section 4"
+_HB58, _HB59 = "Handbook on SDC v2, 5.8", "Handbook on SDC v2, 5.9"
+_BEFORE_AFTER = " Two columns: of the original table (_original) and of the published one (_protected)."
+
+DEFINITIONS: dict[str, tuple[str, str]] = {
+    "absolute_distance": ("AD: the sum of |p - o| over the cells.", _HB58),
+    "average_absolute_distance": ("AAD: AD divided by the number of cells.", _HB58),
+    "rad": ("RAD: the mean of |p - o| / o over the cells with o > 0.", _SHLOMO),
+    "rad_sum": ("The sum of |p - o| / o over the cells with o > 0.", _SHLOMO),
+    "hellinger": (
+        "Hellinger distance between the shares of the cells in the original and the published total, "
+        "sqrt(1/2 sum (sqrt(p/P) - sqrt(o/O))^2); 0 for identical tables, at most 1.",
+        f"{_HB58}; Shlomo and Young (2005)",
+    ),
+    "hellinger_counts": ("Hellinger distance on the counts, sqrt(1/2 sum (sqrt(p) - sqrt(o))^2).", _HB58),
+    "max_abs_deviation": ("The largest |p - o| over the cells.", "Höhne (2011), section 2.1"),
+    "spearman": ("Spearman's rank correlation of o and p over the cells (1: the same order).", _SHLOMO),
+    "wilcoxon_p": ("p-value of Wilcoxon's signed-rank test that p - o is centred on 0.", _SHLOMO),
+    "cramers_v_original": ("Cramér's V of a two-way scope (association in [0, 1])." + _BEFORE_AFTER, _SHLOMO),
+    "median_entropy_original": ("Median over sub-groups of the entropy of their tables." + _BEFORE_AFTER, _SHLOMO),
+    "avg_cell_size_variance_original": (
+        "Variance of the average cell size of the rows of the scope." + _BEFORE_AFTER,
+        _HB58,
+    ),
+    "anova_r2_original": (
+        "R² of a one-way ANOVA of the target dimension's scores across the other dimensions' groups." + _BEFORE_AFTER,
+        _HB58,
+    ),
+    "small_cells_unchanged": (
+        "Share of the cells with o of 1 or 2 that are published unchanged (the risk left in small cells).",
+        _SHLOMO,
+    ),
+    "zeros_kept": ("Share of the cells with o = 0 that are published as 0.", _SHLOMO),
+    "entropy_risk_original": (
+        "Entropy-based disclosure risk r of the original table and r# of the published one "
+        "(r# <= r; from the cells' value transitions, or the persons' for a swap step's report cubes).",
+        f"{_HB59} (Antal, Shlomo and Elliot 2014)",
+    ),
+    "disclosive_original": (
+        "Directly disclosive cells of the original cube: cells holding all but at most k (the coalition "
+        "size) of the persons of a group one level up, which reveals their category to the others.",
+        f"{_HB59} (Lupp and Langsrud 2021)",
+    ),
+    "disclosive_protected": ("Directly disclosive cells as published (apparent disclosures).", _HB59),
+    "disclosive_true": ("Cells disclosive both in the original and as published (true disclosures).", _HB59),
+    "disclosive_share_original": ("Directly disclosive cells as a share of all cells, original.", _HB59),
+    "disclosive_share_protected": ("Directly disclosive cells as a share of all cells, published.", _HB59),
+    "swap_removed_share": (
+        "Share of the real attribute disclosures (not made by imputed records) that the swap removed.",
+        "Frend et al. (2011), section 4",
+    ),
+    "swap_false_share": (
+        "Share of the apparent disclosures after the swap that are false.",
+        "Frend et al. (2011), section 4",
+    ),
+}
+for _stat in ("cramers_v", "median_entropy", "avg_cell_size_variance", "anova_r2", "entropy_risk"):
+    DEFINITIONS[f"{_stat}_protected"] = DEFINITIONS[f"{_stat}_original"]
+
+
+def defined(keys: Iterable[str]) -> list[tuple[str, str, str]]:
+    """``(key, meaning, source)`` for each distinct key (before ``@``) that has a definition, in order."""
+    seen = dict.fromkeys(str(k).partition("@")[0] for k in keys)
+    return [(k, *DEFINITIONS[k]) for k in seen if k in DEFINITIONS]
