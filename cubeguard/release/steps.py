@@ -28,9 +28,12 @@ from cubeguard.audit.record import sha256_file
 from cubeguard.config.load import Release
 from cubeguard.config.protection import require_protection
 from cubeguard.errors import CubeguardError, InternalError, ReleaseBlocked
+from cubeguard.methods.cell_key import method as cell_key
+from cubeguard.methods.cell_key.model import CellKeyStep
 from cubeguard.pipeline.measure import measure_release, measures_file
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import ProtectionSummary, protect_cube, start_protected_store
+from cubeguard.pipeline.steps import resolved_step
 from cubeguard.pipeline.tabulate_parts import parts_folder, plan_parts, sum_parts, tabulate_part
 from cubeguard.pipeline.tabulation import CubeSummary, tabulate_release, write_tabulation
 from cubeguard.publish.manifest import MANIFEST_NAME
@@ -50,7 +53,9 @@ from cubeguard.release.results import (
     Validated,
 )
 from cubeguard.release.spec import RunSpec
+from cubeguard.report import ckm_section
 from cubeguard.report.build import build_report
+from cubeguard.report.ckm_section import cell_key_section
 from cubeguard.report.gate_names import plain_rows
 from cubeguard.secrets import SecretResolver
 from cubeguard.tables.keystore import KeyStore
@@ -208,8 +213,27 @@ def _report(ctx: Context) -> Reported:
         "run": f"{ctx.spec.run_id}, attempt {ctx.spec.attempt}",
     }
     folder = release.config.output.folder
-    page = build_report(folder, gates=plain_rows(gated.rows), measures=measures, title=f"Release {rid}", facts=facts)
+    page = build_report(
+        folder,
+        gates=plain_rows(gated.rows),
+        measures=measures,
+        title=f"Release {rid}",
+        facts=facts,
+        methods=_method_sections(ctx),
+    )
     return Reported(str(page))
+
+
+def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
+    """The report's sections on the release's methods: the cell key method's p-tables and risk."""
+    tables = [
+        (f"steps[{k}]" + (f" on {', '.join(s.cubes)}" if s.cubes else ""),
+         cell_key.ptable(resolved_step(s, f"steps[{k}]", ctx.services.resolver)))
+        for k, s in enumerate(ctx.release.config.steps)
+        if isinstance(s, CellKeyStep)
+    ]  # fmt: skip
+    html = cell_key_section(tables)
+    return [(ckm_section.ANCHOR, "Cell key method", html)] if html else []
 
 
 def _publish(ctx: Context) -> Published:

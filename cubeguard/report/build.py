@@ -8,7 +8,7 @@ cannot be are reported together at the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -73,6 +73,7 @@ def build_report(
     batch_cells: int = BATCH_CELLS,
     measures: pd.DataFrame | None = None,
     facts: Mapping[str, str] | None = None,
+    methods: Sequence[tuple[str, str, str]] = (),
 ) -> Path:
     """Measure every cube of ``release_folder`` and write its report to ``release_folder / "report"``.
 
@@ -87,6 +88,7 @@ def build_report(
         measures: measures already computed for these cubes (e.g. by the release's measure step);
             given, they are shown as they are and not computed again.
         facts: what identifies the release, shown under the title (see :func:`write_report`).
+        methods: sections on the release's methods (see :func:`write_report`).
 
     Returns:
         The path of ``report.html``.
@@ -124,4 +126,5 @@ def build_report(
         sweep,
         summaries=summaries,
         facts=facts,
+        methods=methods,
     )

@@ -291,6 +291,7 @@ def write_report(
     summaries: Mapping[str, CubeSummary] | None = None,
     plot_cubes: Sequence[str] | None = None,
     facts: Mapping[str, str] | None = None,
+    methods: Sequence[tuple[str, str, str]] = (),
 ) -> Path:
     """Write ``report.html`` and the report's Parquet files into ``folder``; return the page's path.
 
@@ -309,6 +310,8 @@ def write_report(
             :func:`choose_cubes`.
         facts: what identifies the release (its id, config hash, when the report was written),
             shown under the title in this order.
+        methods: sections on the release's methods, ``(anchor, navigation label, HTML)``, shown
+            after the measures (e.g. :func:`cubeguard.report.ckm_section.cell_key_section`).
 
     Raises:
         ReportError: listing every inconsistency between the arguments.
@@ -334,6 +337,9 @@ def write_report(
         body.append(_sweep_section(sweep))
     sections.append(("measures-section", "Measures"))
     body.append(_measures_section(shown))
+    for anchor, label, html in methods:
+        sections.append((anchor, label))
+        body.append(html)
     if programme is not None and len(summarised) > 1:
         sections.append(("programme-section", "Programme (all cubes pooled)"))
         body.append(_programme_section(programme, len(summarised)))
