@@ -15,6 +15,7 @@ outputs still there, returns its recorded result instead of running again.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -53,7 +54,7 @@ from cubeguard.release.results import (
     Validated,
 )
 from cubeguard.release.spec import RunSpec
-from cubeguard.report import ckm_section
+from cubeguard.report import ckm_section, swap_section
 from cubeguard.report.build import build_report
 from cubeguard.report.ckm_section import cell_key_section
 from cubeguard.report.gate_names import plain_rows
@@ -225,15 +226,27 @@ def _report(ctx: Context) -> Reported:
 
 
 def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
-    """The report's sections on the release's methods: the cell key method's p-tables and risk."""
+    """The report's sections on the release's methods: the cell key method's p-tables and risk, the swaps."""
     tables = [
         (f"steps[{k}]" + (f" on {', '.join(s.cubes)}" if s.cubes else ""),
          cell_key.ptable(resolved_step(s, f"steps[{k}]", ctx.services.resolver)))
         for k, s in enumerate(ctx.release.config.steps)
         if isinstance(s, CellKeyStep)
     ]  # fmt: skip
-    html = cell_key_section(tables)
-    return [(ckm_section.ANCHOR, "Cell key method", html)] if html else []
+    sections = [(ckm_section.ANCHOR, "Cell key method", cell_key_section(tables))]
+    sections.append((swap_section.ANCHOR, "Record swapping", swap_section.swap_section(swap_reports(ctx.release))))
+    return [s for s in sections if s[2]]
+
+
+def swap_reports(release: Release) -> list[dict[str, Any]]:
+    """The internal reports of the release's swap steps (those that moved units), in step order."""
+    reports = []
+    for step in release.config.pre_tabular:
+        path = release.config.output.internal / f"{step.name}_report.json"
+        report = json.loads(path.read_text()) if path.is_file() else {}
+        if "persons_swapped" in report:
+            reports.append(report)
+    return reports
 
 
 def _publish(ctx: Context) -> Published:
