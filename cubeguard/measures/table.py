@@ -31,7 +31,17 @@ import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cubeguard.errors import CubeguardError
-from cubeguard.measures import association, disclosive, distance, entropy, risk, rounding, tests_stat, variance
+from cubeguard.measures import (
+    association,
+    disclosive,
+    distance,
+    entropy,
+    risk,
+    rounding,
+    small_origin,
+    tests_stat,
+    variance,
+)
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
 from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
 from cubeguard.measures.select import DimHierarchy, IntArray, hierarchies, scope_label, scope_positions, take
@@ -52,6 +62,7 @@ MeasureName = Literal[
     "avg_cell_size_variance",
     "anova_r2",
     "small_cells_unchanged",
+    "small_origin_risk",
     "zeros_kept",
     "entropy_risk",
     "directly_disclosive",
@@ -98,6 +109,7 @@ DEFAULT_MEASURES: tuple[MeasureName, ...] = (
     "max_abs_deviation",
     "spearman",
     "small_cells_unchanged",
+    "small_origin_risk",
     "zeros_kept",
     "entropy_risk",
     "directly_disclosive",
@@ -211,6 +223,8 @@ def _scope_measures(
             out[f"{name}@{label}"] = fn(o, p)
     if "small_cells_unchanged" in m:
         out[f"small_cells_unchanged@{label}"] = risk.small_cells_unchanged(o, p, spec.small_values)
+    if "small_origin_risk" in m:
+        out[f"small_origin_risk@{label}"] = small_origin.small_origin_risk(o, p, spec.small_values)
     if "wilcoxon" in m:
         out[f"wilcoxon_p@{label}"] = tests_stat.wilcoxon_signed_rank(o, p).p_value
     if "cramers_v" in m and len(kept) == 2:

@@ -41,6 +41,12 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
         "Share of the cells with o of 1 or 2 that are published unchanged (the risk left in small cells).",
         _SHLOMO,
     ),
+    "small_origin_risk": (
+        "The largest share, over the published values, of the cells published with that value whose "
+        "original count is 1 or 2: how sure an intruder can be that a published value hides a small count "
+        "(empty for a cube without small counts).",
+        "after Enderle, Giessing and Tent (2020)",
+    ),
     "zeros_kept": ("Share of the cells with o = 0 that are published as 0.", _SHLOMO),
     "entropy_risk_original": (
         "Entropy-based disclosure risk r of the original table and r# of the published one "

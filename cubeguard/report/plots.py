@@ -246,6 +246,18 @@ def _gate_state(value: object) -> str:
     return "passes" if bool(value) else "fails"
 
 
+def _label_stack(points: pd.DataFrame, near: float = 0.04) -> list[int]:
+    """For each point, how many earlier points lie within ``near`` of it (as fractions of the axes' ranges).
+
+    Labels of points at (nearly) the same place are stacked upwards by this count instead of
+    being drawn over each other (several parameter sets often share a risk).
+    """
+    xy = points[["risk", "utility"]].to_numpy(np.float64)
+    span = np.ptp(xy, axis=0) if len(xy) else np.ones(2)
+    scaled = xy / np.where(span > 0, span, 1.0)
+    return [int((np.abs(scaled[:k] - scaled[k]).max(axis=1) < near).sum()) if k else 0 for k in range(len(xy))]
+
+
 def plot_ru_map(
     points: pd.DataFrame,
     *,
@@ -284,9 +296,13 @@ def plot_ru_map(
         part = shown[(state == key).to_numpy(bool)]
         if len(part):
             ax.scatter(part["risk"], part["utility"], color=colour, marker=marker, s=40, label=label, zorder=3)
-    for _, row in shown.iterrows():
+    for (_, row), stack in zip(shown.iterrows(), _label_stack(shown), strict=True):
         ax.annotate(
-            str(row["name"]), (row["risk"], row["utility"]), xytext=(4, 4), textcoords="offset points", fontsize=8
+            str(row["name"]),
+            (row["risk"], row["utility"]),
+            xytext=(4, 4 + 10 * stack),
+            textcoords="offset points",
+            fontsize=8,
         )
     if len(shown):
         ax.legend(fontsize=8, loc="best")

@@ -5,7 +5,7 @@ A grid file (YAML) names the step ``method`` (any method of the release config's
 cartesian product: keys in file order, the last key changing fastest) or an explicit list of
 ``sets`` (each merged over ``base``). ``cubes`` picks a subset of the release's cubes (default:
 all); ``risk`` and ``utility`` name the measures drawn on the R-U map, as measures-table keys
-``<key>@<scope>`` of :mod:`cubeguard.measures.table` (``small_cells_unchanged@cube``,
+``<key>@<scope>`` of :mod:`cubeguard.measures.table` (``small_origin_risk@cube``, the default,
 ``hellinger@interior``, ``rad@GEO.M*SEX``; a key alone means its interior scope, or the cube for
 the cube-only keys).
 
@@ -19,7 +19,7 @@ Example::
     method: cell_key
     base: {js: 2}
     vary: {D: [4, 8], V: [3, 5]}     # 4 sets: (4, 3), (4, 5), (8, 3), (8, 5)
-    risk: small_cells_unchanged@cube
+    risk: small_origin_risk@cube     # the default (how sure a published value hides a 1 or 2)
     utility: hellinger@interior
 """
 
@@ -51,7 +51,7 @@ _RESERVED = {
     "name": "sets are named by their parameters; remove 'name'",
     "cubes": "choose cubes with the grid's top-level 'cubes'; a set applies to all of them",
 }
-DEFAULT_RISK = "small_cells_unchanged@cube"
+DEFAULT_RISK = "small_origin_risk@cube"  # small_cells_unchanged is 0 by design for js = 2 and rounding
 DEFAULT_UTILITY = "hellinger@interior"
 
 

@@ -76,11 +76,11 @@ def test_a_grid_without_vary_or_sets_is_one_set_and_identity_is_sweepable() -> N
 
 def test_defaults_and_the_measures_computed(tmp_path: Path) -> None:
     grid = grid_from_mapping({"method": "cell_key", "base": {"D": 5, "V": 3}})
-    assert (grid.spec.risk, grid.spec.utility) == ("small_cells_unchanged@cube", "hellinger@interior")
+    assert (grid.spec.risk, grid.spec.utility) == ("small_origin_risk@cube", "hellinger@interior")
     assert grid.spec.cubes is None
     spec = grid.measure_spec()
     assert spec.scopes == ("interior", "cube")
-    assert {"small_cells_unchanged", "hellinger", "average_absolute_distance"} <= set(spec.measures)
+    assert {"small_origin_risk", "hellinger", "average_absolute_distance"} <= set(spec.measures)
     other = grid_from_mapping({**grid.spec.model_dump(), "utility": "cramers_v_protected@SEX*AGE.M", "risk": "rad"})
     assert other.spec.risk == "rad@interior"
     assert other.measure_spec().scopes == ("interior", "cube", ("SEX", "AGE.M"))
