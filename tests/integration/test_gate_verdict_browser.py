@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,20 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib.image import imread
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
+from tests.browser import NEEDS_CHROMIUM, chromium
 from tests.conftest import TINY_CONFIG, tiny_microdata
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
-pytestmark = [
-    pytest.mark.prefect,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="no Chromium binary on PATH; install Debian's: apt-get install -y chromium"
-    ),
-]
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND"]  # fmt: skip
+pytestmark = [pytest.mark.prefect, pytest.mark.slow, NEEDS_CHROMIUM]
 PASSING = "gates: {forbidden_values: [1, 2]}"
 BLOCKING = "gates: {forbidden_values: [1, 2], max_hellinger: 0.0}"
 
@@ -52,10 +43,7 @@ def release(folder: Path, gates: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
+    yield from chromium()  # offline: every host resolves to nothing
 
 
 @pytest.fixture

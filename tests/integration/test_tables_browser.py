@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import shutil
 import socket
 import threading
 import time
@@ -25,17 +24,13 @@ import pytest
 import uvicorn
 from matplotlib.image import imread
 from numpy.typing import NDArray
-from playwright.sync_api import APIResponse, Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import APIResponse, Browser, ConsoleMessage, Page
 
 from service.app import create_app
+from tests.browser import NEEDS_CHROMIUM, chromium
 from tests.tables_release import TABLES, publish
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium binary on PATH; install Debian's: apt-get install -y chromium"
-)
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]  # fmt: skip
+pytestmark = NEEDS_CHROMIUM
 # at most two variables, so the page can break a rule: three variables, or two and a restriction
 RULES = TABLES.replace("max_dimensions: 3", "max_dimensions: 2")
 HEAT_MAX = (60, 94, 160)  # the heat map's colour for its largest cell (t = 1)
@@ -66,10 +61,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
+    yield from chromium("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")  # the service on 127.0.0.1 only
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import doctest
 import gzip
-from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from cubeguard.io.asc import AscError, iter_asc_batches
 from cubeguard.io.asc_write import fixed_layout, number_text, write_asc
 from cubeguard.io.csv_input import read_tau_microdata
 from cubeguard.io.rda import RdaMetadata, RdaVariable, parse_rda, write_rda
+from tests.unit.test_io_csv import _table
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "external" / "censusprotection"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"census test data not found at {DATA}")
@@ -44,10 +44,6 @@ def _file(tmp_path: Path, data: bytes, name: str = "d.asc") -> Path:
     path = tmp_path / name
     path.write_bytes(data)
     return path
-
-
-def _table(batches: Iterable[pa.RecordBatch]) -> pa.Table:
-    return pa.Table.from_batches(list(batches))
 
 
 def _rows(table: pa.Table) -> dict[str, list[object]]:

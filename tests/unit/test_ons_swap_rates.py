@@ -9,14 +9,7 @@ from pydantic import ValidationError
 
 from cubeguard.methods.ons_household_swap import OnsHouseholdSwapStep, ons_household_swap
 from cubeguard.methods.ons_household_swap.rates import group_rates
-
-BASE = {
-    "household_id": "hid",
-    "hierarchy": ("msoa", "oa"),
-    "household_size": "hsize",
-    "risk_variables": ("age", "sex"),
-    "risk_thresholds": (0.5, 0.9),
-}
+from tests.unit.test_swap_ons_household import BASE
 
 
 def test_group_rates_by_hand() -> None:
