@@ -15,7 +15,6 @@ outputs still there, returns its recorded result instead of running again.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,24 +22,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-import pandas as pd
-
 from cubeguard.audit.record import sha256_file
 from cubeguard.config.load import Release
 from cubeguard.config.protection import require_protection
 from cubeguard.errors import CubeguardError, InternalError, ReleaseBlocked
-from cubeguard.methods.cell_key import method as cell_key
-from cubeguard.methods.cell_key.model import CellKeyStep
 from cubeguard.pipeline.measure import measure_release, measures_file
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import ProtectionSummary, protect_cube, start_protected_store
-from cubeguard.pipeline.steps import resolved_step
 from cubeguard.pipeline.tabulate_parts import parts_folder, plan_parts, sum_parts, tabulate_part
 from cubeguard.pipeline.tabulation import CubeSummary, tabulate_release, write_tabulation
 from cubeguard.publish.manifest import MANIFEST_NAME
 from cubeguard.publish.stage import PublishResult, make_release_id, publish_release
 from cubeguard.release.audit import audit_attempt
 from cubeguard.release.ledger import StepLedger
+from cubeguard.release.reporting import report_step
 from cubeguard.release.results import (
     Gated,
     KeyStored,
@@ -54,10 +49,6 @@ from cubeguard.release.results import (
     Validated,
 )
 from cubeguard.release.spec import RunSpec
-from cubeguard.report import ckm_section, swap_section
-from cubeguard.report.build import build_report
-from cubeguard.report.ckm_section import cell_key_section
-from cubeguard.report.gate_names import plain_rows
 from cubeguard.secrets import SecretResolver
 from cubeguard.tables.keystore import KeyStore
 from cubeguard.tables.write import serve_key_store, write_key_store
@@ -202,53 +193,6 @@ def _protect_finish(ctx: Context, summaries: list[ProtectionSummary]) -> Protect
     return Protected(tuple(sorted(summaries, key=lambda s: s.cube_id)))
 
 
-def _report(ctx: Context) -> Reported:
-    gated: Gated = ctx.result("gate")
-    release = ctx.release
-    measures = pd.read_parquet(measures_file(release))
-    rid = ctx.spec.release_id or release.config.name
-    facts = {
-        "release id": rid,
-        "config": f"{release.config.name} (hash {release.config_hash[:16]})",
-        "report written": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "run": f"{ctx.spec.run_id}, attempt {ctx.spec.attempt}",
-    }
-    folder = release.config.output.folder
-    page = build_report(
-        folder,
-        gates=plain_rows(gated.rows),
-        measures=measures,
-        title=f"Release {rid}",
-        facts=facts,
-        methods=_method_sections(ctx),
-    )
-    return Reported(str(page))
-
-
-def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
-    """The report's sections on the release's methods: the cell key method's p-tables and risk, the swaps."""
-    tables = [
-        (f"steps[{k}]" + (f" on {', '.join(s.cubes)}" if s.cubes else ""),
-         cell_key.ptable(resolved_step(s, f"steps[{k}]", ctx.services.resolver)))
-        for k, s in enumerate(ctx.release.config.steps)
-        if isinstance(s, CellKeyStep)
-    ]  # fmt: skip
-    sections = [(ckm_section.ANCHOR, "Cell key method", cell_key_section(tables))]
-    sections.append((swap_section.ANCHOR, "Record swapping", swap_section.swap_section(swap_reports(ctx.release))))
-    return [s for s in sections if s[2]]
-
-
-def swap_reports(release: Release) -> list[dict[str, Any]]:
-    """The internal reports of the release's swap steps (those that moved units), in step order."""
-    reports = []
-    for step in release.config.pre_tabular:
-        path = release.config.output.internal / f"{step.name}_report.json"
-        report = json.loads(path.read_text()) if path.is_file() else {}
-        if "persons_swapped" in report:
-            reports.append(report)
-    return reports
-
-
 def _publish(ctx: Context) -> Published:
     """Publish only what passed every gate, its audit record committed before it becomes visible.
 
@@ -332,7 +276,7 @@ STEPS: tuple[Step, ...] = (
         lambda ctx: ctx.services.gate(ctx.release),
         outputs=_outputs(lambda r: r.config.output.internal / "gates.json"),
     ),
-    Step("report", Reported, _report, needs=("gate",), resumable=False),
+    Step("report", Reported, report_step, needs=("gate",), resumable=False),
     Step("publish", Published, _publish, needs=("gate", "report"), resumable=False),
 )
 BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}

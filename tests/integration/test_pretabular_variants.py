@@ -26,7 +26,7 @@ from cubeguard.errors import ConfigError, CubeguardError
 from cubeguard.pipeline.inputs import ensure_microdata
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.tabulation import tabulate_release
-from cubeguard.release.steps import swap_reports
+from cubeguard.release.reporting import swap_reports
 from cubeguard.report.swap_section import swap_section
 from cubeguard.secrets import EnvSecret
 from cubeguard.synth import generate, layout

@@ -1,0 +1,75 @@
+"""The release's report step: the internal HTML report, its facts and its sections per method.
+
+The report is written after the gates and before publishing, under the release id the run was
+prepared with (:func:`cubeguard.release.run.prepare`), so the archived page names its release.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from cubeguard.config.load import Release
+from cubeguard.methods.cell_key import method as cell_key
+from cubeguard.methods.cell_key.model import CellKeyStep
+from cubeguard.pipeline.measure import measures_file
+from cubeguard.pipeline.steps import resolved_step
+from cubeguard.release.results import Gated, Reported
+from cubeguard.report import ckm_section, swap_section
+from cubeguard.report.build import build_report
+from cubeguard.report.ckm_section import cell_key_section
+from cubeguard.report.gate_names import plain_rows
+
+if TYPE_CHECKING:
+    from cubeguard.release.steps import Context
+
+
+def report_step(ctx: Context) -> Reported:
+    """The report step: the internal HTML report of the gated release, named by its release id."""
+    gated: Gated = ctx.result("gate")
+    release = ctx.release
+    measures = pd.read_parquet(measures_file(release))
+    rid = ctx.spec.release_id or release.config.name
+    facts = {
+        "release id": rid,
+        "config": f"{release.config.name} (hash {release.config_hash[:16]})",
+        "report written": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "run": f"{ctx.spec.run_id}, attempt {ctx.spec.attempt}",
+    }
+    folder = release.config.output.folder
+    page = build_report(
+        folder,
+        gates=plain_rows(gated.rows),
+        measures=measures,
+        title=f"Release {rid}",
+        facts=facts,
+        methods=_method_sections(ctx),
+    )
+    return Reported(str(page))
+
+
+def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
+    """The report's sections on the release's methods: the cell key method's p-tables and risk, the swaps."""
+    tables = [
+        (f"steps[{k}]" + (f" on {', '.join(s.cubes)}" if s.cubes else ""),
+         cell_key.ptable(resolved_step(s, f"steps[{k}]", ctx.services.resolver)))
+        for k, s in enumerate(ctx.release.config.steps)
+        if isinstance(s, CellKeyStep)
+    ]  # fmt: skip
+    sections = [(ckm_section.ANCHOR, "Cell key method", cell_key_section(tables))]
+    sections.append((swap_section.ANCHOR, "Record swapping", swap_section.swap_section(swap_reports(ctx.release))))
+    return [s for s in sections if s[2]]
+
+
+def swap_reports(release: Release) -> list[dict[str, Any]]:
+    """The internal reports of the release's swap steps (those that moved units), in step order."""
+    reports = []
+    for step in release.config.pre_tabular:
+        path = release.config.output.internal / f"{step.name}_report.json"
+        report = json.loads(path.read_text()) if path.is_file() else {}
+        if "persons_swapped" in report:
+            reports.append(report)
+    return reports
