@@ -111,7 +111,7 @@ CRASH_POINTS = {
     "protect": "cubeguard.release.steps.protect_cube",
     "measure": "cubeguard.release.steps.measure_release",
     "gate": "expectations.release.run_gates",
-    "report": "cubeguard.release.steps.build_report",
+    "report": "cubeguard.release.reporting.build_report",
     "publish": "cubeguard.release.steps.publish_release",
 }
 
