@@ -50,7 +50,7 @@ MEASURES_ASSET = "_measures"  # a data asset name no cube id takes in practice
 _COMPLETE = {"result_format": "COMPLETE", "unexpected_index_column_names": [CUBE_COLUMN]}
 _CHECK_OF = {
     "ExpectPublishedCountsOutsideForbiddenSet": "forbidden_values",
-    "ExpectSmallCellsChangedShare": "max_small_cells_unchanged",
+    "ExpectSmallCellsUnchangedShareToBeAtMost": "max_small_cells_unchanged",
     "ExpectTotalsEqualSumOfChildren": "require_additivity",
 }
 

@@ -4,7 +4,7 @@ Shlomo (2009), section 4.1: the disclosure risk left in a frequency table is mea
 cells (original 1s and 2s) that the protection did not change. The batch holds one row per small
 value with its cells and the unchanged ones (:mod:`cubeguard.gates.small_cells`, over every cell of
 the cube, totals included; :mod:`expectations.facts`); the metric ``cube.small_cells_unchanged``
-takes the share over the values it is told are small, and :class:`ExpectSmallCellsChangedShare`
+takes the share over the values it is told are small, and :class:`ExpectSmallCellsUnchangedShareToBeAtMost`
 judges it with the core's verdict (:func:`cubeguard.gates.small_cells.passes`).
 """
 
@@ -61,7 +61,7 @@ class CubeSmallCellsUnchanged(TableMetricProvider):
         return {"small_cells": n, "unchanged": unchanged, "share": None if math.isnan(share) else share}
 
 
-class ExpectSmallCellsChangedShare(BatchExpectation):
+class ExpectSmallCellsUnchangedShareToBeAtMost(BatchExpectation):
     """Expect at most ``max_unchanged_share`` of the original small cells to be published unchanged.
 
     Observed value: the share (None, and success, when the cube has no small cell). ``details``

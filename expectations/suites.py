@@ -27,7 +27,7 @@ from cubeguard.gates.evaluate import DISTANCES, blocking, threshold
 from expectations.additivity import ExpectTotalsEqualSumOfChildren
 from expectations.distance import ExpectDistanceWithinBound
 from expectations.forbidden import ExpectPublishedCountsOutsideForbiddenSet
-from expectations.small_cells import DEFAULT_SMALL_VALUES, ExpectSmallCellsChangedShare
+from expectations.small_cells import DEFAULT_SMALL_VALUES, ExpectSmallCellsUnchangedShareToBeAtMost
 
 CUBE_SUITE = "cube_gates"
 MEASURES_SUITE = "measures_gates"
@@ -47,7 +47,7 @@ def cube_expectations(gates: GateSpec, small_values: tuple[int, ...] = DEFAULT_S
     if gates.max_small_cells_unchanged is not None:
         share = gates.max_small_cells_unchanged
         out.append(
-            ExpectSmallCellsChangedShare(
+            ExpectSmallCellsUnchangedShareToBeAtMost(
                 max_unchanged_share=share,
                 small_values=list(small_values),
                 meta={"threshold": threshold("max_small_cells_unchanged", gates)},

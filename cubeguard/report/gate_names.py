@@ -1,6 +1,6 @@
 """The release gates' checks in plain words, with their observed values at a readable precision.
 
-The gate step names each check by its Great Expectations class (``ExpectSmallCellsChangedShare``);
+The gate step names each check by its Great Expectations class (``ExpectSmallCellsUnchangedShareToBeAtMost``);
 the report shows a methodologist what is measured instead, in the terms of the config's ``gates``
 keys. A name not listed here is shown as it is.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 _PLAIN = {
     "ExpectPublishedCountsOutsideForbiddenSet": "published counts in gates.forbidden_values (cells)",
-    "ExpectSmallCellsChangedShare": "share of original 1s and 2s published unchanged (gates.max_small_cells_unchanged)",
+    "ExpectSmallCellsUnchangedShareToBeAtMost": "share of original 1s and 2s published unchanged (gates.max_small_cells_unchanged)",
     "ExpectTotalsEqualSumOfChildren": "totals that differ from the sum of their parts (cells; additivity)",
 }
 _MEASURES = {

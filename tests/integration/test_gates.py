@@ -141,7 +141,7 @@ def test_small_cells_published_unchanged_fail_the_gate() -> None:
     pairs = {"t": (original, override(original, counts))}
     gates = GateSpec(max_small_cells_unchanged=0.5)
     report = run_gates(pairs, measure_cubes(pairs, SPEC), gates, None)
-    outcome = report.for_cube("t")["ExpectSmallCellsChangedShare"]
+    outcome = report.for_cube("t")["ExpectSmallCellsUnchangedShareToBeAtMost"]
     assert not report.passed and outcome.observed == pytest.approx(3 / 4)
     assert run_gates(pairs, measure_cubes(pairs, SPEC), GateSpec(max_small_cells_unchanged=0.75), None).passed
 

@@ -36,7 +36,7 @@ def test_expectations_carry_business_names_thresholds_and_descriptions() -> None
     cube = build_suites(FULL)[CUBE_SUITE].expectations
     assert [type(e).__name__ for e in cube] == [
         "ExpectPublishedCountsOutsideForbiddenSet",
-        "ExpectSmallCellsChangedShare",
+        "ExpectSmallCellsUnchangedShareToBeAtMost",
         "ExpectTotalsEqualSumOfChildren",
     ]
     assert cube[0].value_set == [1, 2] and cube[0].column == "published"  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from cubeguard.report.gate_names import plain_check, plain_rows, readable
 
 
 def test_every_check_the_gates_run_has_words_naming_its_config_key() -> None:
-    assert plain_check("ExpectSmallCellsChangedShare") == (
+    assert plain_check("ExpectSmallCellsUnchangedShareToBeAtMost") == (
         "share of original 1s and 2s published unchanged (gates.max_small_cells_unchanged)"
     )
     assert "gates.forbidden_values" in plain_check("ExpectPublishedCountsOutsideForbiddenSet")
@@ -27,9 +27,9 @@ def test_observed_values_are_shown_at_four_significant_digits() -> None:
 
 
 def test_rows_keep_cube_status_and_required() -> None:
-    rows = [{"cube": "c1", "expectation": "ExpectSmallCellsChangedShare", "status": "pass",
+    rows = [{"cube": "c1", "expectation": "ExpectSmallCellsUnchangedShareToBeAtMost", "status": "pass",
              "observed": "0.5500000000000001", "required": "<= 0.6"}]  # fmt: skip
     assert plain_rows(rows) == [
-        {"cube": "c1", "check": plain_check("ExpectSmallCellsChangedShare"), "status": "pass", "observed": "0.55",
+        {"cube": "c1", "check": plain_check("ExpectSmallCellsUnchangedShareToBeAtMost"), "status": "pass", "observed": "0.55",
          "required": "<= 0.6"}
     ]  # fmt: skip
