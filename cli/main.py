@@ -391,6 +391,13 @@ class ExportFormat(StrEnum):
     sdmx_csv = "sdmx-csv"
 
 
+class SdmxCsvVersion(StrEnum):
+    """SDMX-CSV versions."""
+
+    v2 = "2.0"
+    v1 = "1.0"
+
+
 @app.command()
 @user_errors
 def export(
@@ -403,14 +410,23 @@ def export(
         "--internal",
         help="Export a store that is not a published release, marked INTERNAL - NOT FOR PUBLICATION.",
     ),
+    config: Path | None = typer.Option(
+        None, "--config", help="Release config whose sdmx section names the SDMX-CSV dataflow, dimensions and codes."
+    ),
+    sdmx_version: SdmxCsvVersion | None = typer.Option(
+        None, "--sdmx-version", help="SDMX-CSV version (default: the config's sdmx.csv_version, else 2.0)."
+    ),
 ) -> None:
-    """Write one cube as a flat table (one row per cell, codes as in the regulation).
+    """Write one cube as a flat table (one row per cell).
 
     A published release's store (``published/<id>/store.zarr``) exports as it is; any other store
     (``original.zarr``, ``protected.zarr``) holds counts that are not public and needs ``--internal``.
+    SDMX-CSV uses the names of the config's ``sdmx`` section (``--config``); without one, the
+    defaults: agency CUBEGUARD, dataflow CENSUS_<cube>, each breakdown's variable as dimension.
     """
-    from cubeguard.cubes.export import INTERNAL_MARK, export_cube
+    from cubeguard.cubes.export import INTERNAL_MARK
     from cubeguard.errors import CubeguardError
+    from cubeguard.publish.flat import export_flat
     from cubeguard.publish.manifest import is_published_store
 
     published = is_published_store(store)
@@ -420,8 +436,65 @@ def export(
             f"are not for publication; export from published/<id>/store.zarr, or add --internal to write them in "
             f"a file marked {INTERNAL_MARK}"
         )
-    target = export_cube(store, cube, fmt.value, out_file, internal=not published)
+    if config is not None:
+        from cubeguard.config import load_release
+
+        sdmx = load_release(config).config.sdmx
+    else:
+        sdmx = None
+    version = None if sdmx_version is None else sdmx_version.value
+    target = export_flat(store, cube, fmt.value, out_file, internal=not published, sdmx=sdmx, sdmx_version=version)
     out.print(f"[green]Wrote[/] {target}" + ("" if published else f" ([bold]{INTERNAL_MARK}[/])"))
+
+
+@app.command()
+@user_errors
+def sdmx(
+    config: Path,
+    out_file: Path = typer.Option(..., "--out", help="SDMX-ML 3.0 structure file to write."),
+    prepared: str = typer.Option(
+        None,
+        "--prepared",
+        help="Time written in the message header (ISO 8601, e.g. 2026-11-27T00:00:00Z; default now).",
+    ),
+) -> None:
+    """Write the SDMX structures of a release config: code lists, one DSD and one dataflow per cube.
+
+    The names come from the config's ``sdmx`` section, as in its SDMX-CSV exports; point
+    ``sdmx.structure`` at the file to have every export checked against it before publication.
+    """
+    from datetime import UTC, datetime
+
+    from cubeguard.config import load_release
+    from cubeguard.config.sdmx_check import release_layouts
+    from cubeguard.errors import CubeguardError
+    from cubeguard.sdmx.structure import write_structure
+
+    release = load_release(config, {"output.exports": ["csv"]})  # not checked against the file this may write
+    try:
+        when = datetime.fromisoformat(prepared) if prepared else datetime.now(UTC)
+    except ValueError:
+        raise CubeguardError(
+            f"--prepared {prepared!r} is not an ISO 8601 time; write it as 2026-11-27T00:00:00Z"
+        ) from None
+    layouts = release_layouts(release.config, release.breakdowns)
+    write_structure(layouts, out_file, when if when.tzinfo else when.replace(tzinfo=UTC))
+    out.print(f"[green]Wrote[/] {out_file} ({len(layouts)} dataflows)")
+
+
+@app.command()
+@user_errors
+def sdmx_check(
+    data: list[Path],
+    structure: Path = typer.Option(..., "--structure", help="SDMX-ML structure file holding the dataflows."),
+) -> None:
+    """Check SDMX-CSV files (1.0 or 2.0) against the dataflows of an SDMX-ML structure file."""
+    from cubeguard.sdmx.validate import read_structures, validate_csv
+
+    dsds = read_structures(structure)
+    for path in data:
+        found = validate_csv(path, dsds)
+        out.print(f"[green]Conforms[/] {path}: {found.rows:,} rows of {found.dataflow}")
 
 
 @app.command()

@@ -86,7 +86,7 @@ class Service:
                 self._bytes.move_to_end(key)
                 return found
         answer = engine.answer(query)
-        found = (int(answer.table["count"].size), encode(answer, fmt))
+        found = (int(answer.table["count"].size), encode(answer, fmt, engine.release.config.sdmx))
         with self._lock:
             if key not in self._bytes:
                 self._bytes[key] = found

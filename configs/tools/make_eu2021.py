@@ -260,6 +260,14 @@ def main() -> None:
         "steps": [{"method": "cell_key", "D": {"env": "CUBEGUARD_CKM_D"}, "V": {"env": "CUBEGUARD_CKM_V"}, "js": 2}],
         "gates": {"forbidden_values": [1, 2]},  # js = 2 promises no published 1s and 2s
         "output": {"folder": "../work/eu2021"},
+        # SDMX names for Census Hub-style SDMX-CSV (output.exports: [sdmx-csv]); the structure file is
+        # written by `cubeguard sdmx configs/eu2021.yaml --out configs/sdmx/eu2021-structure.xml`.
+        "sdmx": {
+            "agency": "CUBEGUARD",
+            "time_period": "2021",
+            "structure": "sdmx/eu2021-structure.xml",
+            "codes": {"GEO": {"ZZ": "ZZ"}, "SEX": {"1": "M", "2": "F"}},
+        },
     }
     bottom = [int(np.prod([sizes[d] for d in c["breakdowns"]])) for c in cubes]
     first = min(c["group"] for c in cubes if c.get("stand_in"))

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
 from cubeguard.config.overrides import apply_overrides
 from cubeguard.config.protection import protection_problems
+from cubeguard.config.sdmx_check import check_sdmx
 from cubeguard.config.tables_check import check_tables
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
@@ -38,7 +39,7 @@ from cubeguard.secrets import (
     resolve_number,
 )
 
-_PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "folder"))
+_PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "folder"), ("sdmx", "structure"))
 _NO_CODES: list[dict[str, Any]] = []
 
 
@@ -118,6 +119,8 @@ def load_release(
     _check_references(cfg, breakdowns, problems)
     _check_steps(cfg, problems, resolver)
     check_tables(cfg, breakdowns, problems.add)
+    if not problems.items:  # SDMX names of cubes that are wrong already would repeat their problems
+        check_sdmx(cfg, breakdowns, problems.add)
     if problems.items:
         raise ConfigError(file, problems.items)
     unprotected = Problems(main)

@@ -21,6 +21,7 @@ from cubeguard.cubes.spec import (
     VariableSpec,
 )
 from cubeguard.methods.registry import CubeStepSpec, MicrodataStepSpec
+from cubeguard.sdmx.spec import SdmxSpec
 from cubeguard.secrets import SecretInt
 
 SCHEMA_VERSION = 1
@@ -178,6 +179,11 @@ class ReleaseConfig(Frozen):
     steps: list[CubeStepSpec] = Field(default_factory=list)
     gates: GateSpec = GateSpec()
     output: OutputSpec
+    sdmx: SdmxSpec = Field(
+        default_factory=SdmxSpec,
+        description="SDMX names of the cubes, dimensions and codes (agency, dataflows, code mapping) for "
+        "SDMX-CSV exports and the structure file.",
+    )
     tables: TablesSpec | None = Field(
         default=None,
         description="Flexible tables on demand from this release (the release then writes an internal key store).",

@@ -5,9 +5,8 @@ cubes are written block by block along their first dimension, so memory stays bo
 
 An export of a store that is not a published release (exact counts of ``original.zarr``, or
 ``protected.zarr`` before its gates passed) is ``internal`` and says so in the file, in the way
-each format allows: a first comment line in CSV, key-value metadata in Parquet, and SDMX's own
-confidentiality attribute in SDMX-CSV (``CONF_STATUS`` ``N``: not for publication, restricted for
-internal use only), which keeps the file valid SDMX-CSV.
+each format allows: a first comment line in CSV, key-value metadata in Parquet. SDMX-CSV, which
+needs the release's SDMX names, is written by :mod:`cubeguard.sdmx.csv`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import xarray as xr
 from cubeguard.cubes.store import open_cube
 from cubeguard.errors import CubeguardError
 
-_EXT = {"csv": "csv", "parquet": "parquet", "sdmx-csv": "sdmx.csv"}
+_EXT = {"csv": "csv", "parquet": "parquet"}
 BLOCK_CELLS = 2_000_000
 INTERNAL_MARK = "INTERNAL - NOT FOR PUBLICATION"
 #: The Parquet key-value metadata key that holds :data:`INTERNAL_MARK` in an internal export.
@@ -40,7 +39,7 @@ def export_cube(
     internal: bool = False,
     metadata: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write cube ``cube_id`` of ``store`` as ``fmt`` (csv, parquet or sdmx-csv); return the file.
+    """Write cube ``cube_id`` of ``store`` as ``fmt`` (csv or parquet); return the file.
 
     ``internal`` marks the file as not for publication (see the module docstring); give it for
     every store that is not a published release. A Parquet file also carries, as key-value
@@ -48,11 +47,11 @@ def export_cube(
     and ``metadata`` (the publisher adds the release id).
     """
     if fmt not in _EXT:
-        raise CubeguardError(f"unknown export format {fmt!r}; use csv, parquet or sdmx-csv")
+        raise CubeguardError(f"unknown export format {fmt!r}; use csv or parquet")
     cube = open_cube(store, cube_id, dask=False)  # blocks read their chunks only
     target = out_file or Path(f"{cube_id}.{_EXT[fmt]}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    blocks = _blocks(cube, fmt, internal)
+    blocks = _blocks(cube, fmt)
     first = next(blocks)
     if fmt == "parquet":
         # Code columns go in as dictionaries, which Parquet stores as they are; without the Arrow
@@ -66,7 +65,7 @@ def export_cube(
                 w.write_table(t)
     else:
         with target.open("wb") as sink:
-            if internal and fmt == "csv":
+            if internal:
                 sink.write(
                     f"# {INTERNAL_MARK}: cube {cube_id} of {Path(store).name}, not a published release\n".encode()
                 )
@@ -92,7 +91,7 @@ def parquet_metadata(cube: xr.Dataset) -> dict[str, str]:
     }
 
 
-def _blocks(cube: xr.Dataset, fmt: str, internal: bool) -> Iterator[pa.Table]:
+def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
     counts = cube["count"]
     dims = list(counts.dims)
     lead = dims[0]
@@ -100,41 +99,24 @@ def _blocks(cube: xr.Dataset, fmt: str, internal: bool) -> Iterator[pa.Table]:
     step = max(1, BLOCK_CELLS // max(rest, 1))
     for start in range(0, counts.sizes[lead], step):
         block = counts.isel({lead: slice(start, start + step)}).load()
-        yield cell_table(block, cube.attrs, fmt, internal)
+        yield cell_table(block, fmt)
 
 
-def cell_table(block: xr.DataArray, attrs: dict[str, object], fmt: str, internal: bool = False) -> pa.Table:
+def cell_table(block: xr.DataArray, fmt: str) -> pa.Table:
     """One row per cell of ``block`` in C order: a code column per dimension, then the count.
 
-    SDMX-CSV rows of an internal export end with the attribute ``CONF_STATUS`` = ``N``.
+    Parquet keeps the code columns dictionary-encoded; CSV gets plain strings.
     """
-    dims = [str(d) for d in block.dims]
     cols: dict[str, pa.Array] = {}
-    if fmt == "sdmx-csv":
-        cols["DATAFLOW"] = _repeated(f"CUBEGUARD:CENSUS_{attrs.get('cube_id')}(1.0)", block.size)
-    for axis, d in enumerate(dims):
-        codes = _code_column(block, axis)
-        cols[_sdmx_dim(d) if fmt == "sdmx-csv" else d] = codes if fmt == "parquet" else codes.cast(pa.string())
-    cols["OBS_VALUE" if fmt == "sdmx-csv" else "count"] = pa.array(block.values.ravel())
-    if fmt == "sdmx-csv" and internal:
-        cols["CONF_STATUS"] = _repeated("N", block.size)
+    for axis, d in enumerate(block.dims):
+        codes = code_column(block.shape, axis, [str(v) for v in block[d].values])
+        cols[str(d)] = codes if fmt == "parquet" else codes.cast(pa.string())
+    cols["count"] = pa.array(block.values.ravel())
     return pa.table(cols)
 
 
-def _code_column(block: xr.DataArray, axis: int) -> pa.DictionaryArray:
-    """The code of axis ``axis`` for every cell, as dictionary indices into the axis's codes."""
-    shape = block.shape
+def code_column(shape: tuple[int, ...], axis: int, codes: list[str]) -> pa.DictionaryArray:
+    """The code of axis ``axis`` for every cell of an array of ``shape`` in C order, as dictionary indices."""
     along = [-1 if a == axis else 1 for a in range(len(shape))]
     indices = np.broadcast_to(np.arange(shape[axis], dtype=np.int32).reshape(along), shape).ravel()
-    codes = pa.array([str(v) for v in block[block.dims[axis]].values], type=pa.string())
-    return pa.DictionaryArray.from_arrays(pa.array(indices), codes)
-
-
-def _repeated(value: str, n: int) -> pa.Array:
-    """``value`` ``n`` times, without a Python list of ``n`` strings."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value])).cast(pa.string())
-
-
-def _sdmx_dim(breakdown: str) -> str:
-    """SDMX dimension id of a breakdown: its variable part (AGE.M -> AGE), upper case."""
-    return breakdown.split(".")[0].upper().replace("-", "_")
+    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(codes, type=pa.string()))

@@ -22,21 +22,27 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from cubeguard.config.load import Release
-from cubeguard.cubes.export import export_cube
+from cubeguard.config.sdmx_check import release_layouts
 from cubeguard.cubes.store import consolidate_store
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.publish.checksums import tree_checksums
+from cubeguard.publish.flat import SUFFIX, export_flat
 from cubeguard.publish.lock import release_lock
 from cubeguard.publish.manifest import MANIFEST_NAME, PUBLISHED_NAME, build_manifest
 from cubeguard.publish.public_store import write_public_store
+from cubeguard.sdmx.structure import write_structure
+from cubeguard.sdmx.validate import read_structures
 
 STAGING_PREFIX = ".staging-"
 STORE_NAME = "store.zarr"
 EXPORTS_NAME = "exports"
-EXPORT_SUFFIX = {"csv": "csv", "parquet": "parquet", "sdmx-csv": "sdmx.csv"}
+EXPORT_SUFFIX = SUFFIX
+#: The SDMX-ML structure message (code lists, DSDs, dataflows) published beside SDMX-CSV exports.
+STRUCTURE_NAME = "structure.sdmx.xml"
 CHECKPOINTS = (
     "staging-created",
     "store-copying",
@@ -197,16 +203,31 @@ def _build(
     exports: Sequence[str],
     progress: Progress | None,
 ) -> tuple[dict[str, object], dict[str, str]]:
-    """Write the store, the exports and the manifest into ``staging`` and flush them to disk."""
+    """Write the store, the exports and the manifest into ``staging`` and flush them to disk.
+
+    With SDMX-CSV exports, the release's SDMX-ML structure message is published beside them, and
+    each file is checked against the config's structure file (``sdmx.structure``) when it names one.
+    """
     _checkpoint("staging-created")
+    when = datetime.now(UTC)
+    sdmx = release.config.sdmx
+    structures = read_structures(sdmx.structure) if sdmx.structure and "sdmx-csv" in exports else None
+    if "sdmx-csv" in exports:
+        write_structure(
+            release_layouts(release.config, release.breakdowns), staging / EXPORTS_NAME / STRUCTURE_NAME, when
+        )
     with ThreadPoolExecutor(max_workers=EXPORT_THREADS) as pool:
-        written: list[Future[None]] = []
+        written: list[Future[Path]] = []
 
         def copied(cube_id: str) -> None:
             if progress:
                 progress("publish", 1)
             _checkpoint("store-copying")
-            written.extend(pool.submit(_export, staging, cube_id, fmt, release_id) for fmt in exports)
+            for fmt in exports:  # beside the copying of the next cubes: compression releases the GIL
+                out = staging / EXPORTS_NAME / f"{cube_id}.{EXPORT_SUFFIX[fmt]}"
+                meta = {"cubeguard.release_id": release_id}
+                job = partial(export_flat, metadata=meta, sdmx=sdmx, structures=structures)
+                written.append(pool.submit(job, staging / STORE_NAME, cube_id, fmt, out))
 
         cubes = write_public_store(protected, staging / STORE_NAME, release.config.output.chunk_cells, copied)
         _checkpoint("store-copied")
@@ -217,21 +238,11 @@ def _build(
     consolidate_store(staging / STORE_NAME)  # after the exports, which read the cubes one by one
     _checkpoint("exports-written")
     checksums = tree_checksums(staging)
-    manifest = build_manifest(release_id, release, cubes, checksums)
+    manifest = build_manifest(release_id, release, cubes, checksums, created_at=when)
     (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     _checkpoint("manifest-written")
     _fsync_tree(staging)
     return manifest, checksums
-
-
-def _export(staging: Path, cube_id: str, fmt: str, release_id: str) -> None:
-    """One flat export of a cube, read back from the staged public store (counts only).
-
-    Exports run in threads beside the copying of the next cubes: Parquet's and Zarr's compression
-    release the GIL, so the two overlap (the EU programme's exports were 8.8 of publish's 16 s).
-    """
-    out = staging / EXPORTS_NAME / f"{cube_id}.{EXPORT_SUFFIX[fmt]}"
-    export_cube(staging / STORE_NAME, cube_id, fmt, out, metadata={"cubeguard.release_id": release_id})
 
 
 def _fsync_tree(folder: Path) -> None:

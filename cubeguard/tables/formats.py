@@ -4,8 +4,9 @@ JSON is JSON-stat 2.0 (the format of Eurostat's and many offices' dissemination 
 dimensions with their codes, labels and hierarchy (``child``), and the published counts as one
 ``value`` array in row-major order over the dimensions; the release, population, filters and
 means (m / n-hat, ``null`` where the published count is 0) go in ``extension``. CSV and SDMX-CSV
-have one row per cell, from :func:`cubeguard.cubes.export.cell_table`, in the layout of a
-published cube's export. Only published values appear.
+have one row per cell in the layout of a published cube's export (:func:`cubeguard.cubes.export.cell_table`,
+:func:`cubeguard.sdmx.csv.sdmx_rows`: SDMX-CSV 2.0 under the release's SDMX names, dataflow
+``CENSUS_TABLE``). Only published values appear.
 """
 
 from __future__ import annotations
@@ -19,30 +20,42 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from cubeguard.cubes.export import cell_table
+from cubeguard.sdmx.csv import header_line, sdmx_rows
+from cubeguard.sdmx.layout import breakdown_codes, cube_layout
+from cubeguard.sdmx.spec import SdmxSpec
 from cubeguard.tables.engine import Answer
 
 MEDIA = {
     "json": "application/json",
     "csv": "text/csv; charset=utf-8",
-    "sdmx-csv": "application/vnd.sdmx.data+csv; version=1.0.0",
+    "sdmx-csv": "application/vnd.sdmx.data+csv; version=2.0.0",
 }
 TABLE_ID = "TABLE"
 
 
-def encode(answer: Answer, fmt: str) -> bytes:
-    """The table in ``fmt`` (``json``, ``csv`` or ``sdmx-csv``)."""
+def encode(answer: Answer, fmt: str, sdmx: SdmxSpec | None = None) -> bytes:
+    """The table in ``fmt`` (``json``, ``csv`` or ``sdmx-csv``, under ``sdmx``'s names)."""
     if fmt == "json":
         return orjson.dumps(json_stat(answer), option=orjson.OPT_SERIALIZE_NUMPY)
+    if fmt == "sdmx-csv":
+        layout = cube_layout(sdmx or SdmxSpec(), TABLE_ID, "", breakdown_codes(answer.table))
+        return (header_line(layout, "2.0") + _csv(sdmx_rows(answer.table["count"], layout, "2.0"), False)).encode()
+    return _csv(rows(answer), True).encode()
+
+
+def _csv(table: pa.Table, header: bool) -> str:
     sink = io.BytesIO()
-    pacsv.write_csv(rows(answer, fmt), sink)
-    return sink.getvalue()
+    pacsv.write_csv(
+        table, sink, pacsv.WriteOptions(include_header=header, quoting_style="needed" if header else "none")
+    )
+    return sink.getvalue().decode()
 
 
-def rows(answer: Answer, fmt: str) -> pa.Table:
-    """One row per cell: a code column per dimension, the count (and the mean, except in SDMX-CSV)."""
+def rows(answer: Answer) -> pa.Table:
+    """One row per cell: a code column per dimension, the count, and the mean if asked for."""
     table = answer.table
-    flat = cell_table(table["count"], {"cube_id": TABLE_ID}, fmt)
-    if "mean" in table and fmt != "sdmx-csv":
+    flat = cell_table(table["count"], "csv")
+    if "mean" in table:
         flat = flat.append_column("mean", pa.array(table["mean"].values.ravel()))
     return flat
 

@@ -12,6 +12,7 @@ import pytest
 
 from cubeguard.cubes.store import list_cubes, open_cube
 from tests.conftest import TINY_GATES, tiny_microdata
+from tests.unit.test_sdmx_csv import sdmx2_columns
 
 pytestmark = pytest.mark.prefect
 
@@ -55,7 +56,11 @@ def test_release_writes_every_cube_and_exports(tiny_release: Path) -> None:
         internal = cli("export", str(store), "--cube", "c1", "--format", fmt, "--out", str(out), cwd=out.parent)
         assert internal.returncode == 2 and "is not a published release" in internal.stderr
     sdmx = pd.read_csv(tiny_release.parent / "c1.sdmx.csv", dtype=str)
-    assert list(sdmx.columns) == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
+    assert list(sdmx.columns) == sdmx2_columns("GEO", "SEX", "AGE")
+    v1 = tiny_release.parent / "c1.v1.sdmx.csv"
+    args = ("export", str(published), "--cube", "c1", "--format", "sdmx-csv", "--sdmx-version", "1.0", "--out", str(v1))
+    assert cli(*args, "--config", str(tiny_release), cwd=v1.parent).returncode == 0
+    assert v1.read_text().startswith("DATAFLOW,GEO,SEX,AGE,TIME_PERIOD,OBS_VALUE,OBS_STATUS,CONF_STATUS\n")
     assert "key_sum" not in pd.read_parquet(tiny_release.parent / "c1.parquet").columns
     exact = tiny_release.parent / "exact.csv"
     args = ("export", str(original), "--cube", "c1", "--out", str(exact), "--internal")

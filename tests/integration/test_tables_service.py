@@ -22,6 +22,7 @@ from cubeguard.pipeline.auditing import audit_url_of
 from service.app import create_app
 from tests.conftest import TINY_CONFIG
 from tests.tables_release import RELEASE_ID, TABLES, publish
+from tests.unit.test_sdmx_csv import sdmx2_columns
 
 TOKEN = "correct horse battery staple"
 
@@ -71,8 +72,11 @@ def test_json_stat_csv_and_sdmx_csv_hold_the_same_published_counts(client: TestC
     sdmx = client.get("/api/table", params={**query, "format": "sdmx-csv"})
     assert sdmx.headers["content-type"].startswith("application/vnd.sdmx.data+csv")
     rows = list(csv.reader(io.StringIO(sdmx.text)))
-    assert rows[0] == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
-    assert [int(r[4]) for r in rows[1:]] == answer["value"]
+    assert rows[0] == sdmx2_columns("GEO", "SEX", "AGE")
+    assert {tuple(r[:3]) for r in rows[1:]} == {("dataflow", "CUBEGUARD:CENSUS_TABLE(1.0)", "I")}
+    assert [int(r[7]) for r in rows[1:]] == answer["value"]
+    totals = [r[3:6] for r in rows[1:] if all(c == "_T" for c in r[3:6])]
+    assert len(totals) == 1  # each dimension's total is the SDMX total code
 
 
 def test_post_takes_the_query_as_json_with_filters_and_a_mean(client: TestClient) -> None:

@@ -57,11 +57,6 @@ def test_exports_list_every_cell_once_in_cube_order(tmp_path: Path, monkeypatch,
     assert all(parquet[d].map(type).eq(str).all() for d in dims)
     csv = pd.read_csv(export.export_cube(store, "c1", "csv", tmp_path / "c1.csv"), dtype=str)
     pd.testing.assert_frame_equal(csv.astype({"count": "int64"}), expected, check_dtype=False)
-    sdmx = pd.read_csv(export.export_cube(store, "c1", "sdmx-csv", tmp_path / "c1.sdmx.csv"), dtype=str)
-    assert list(sdmx.columns) == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE"]
-    assert (sdmx["DATAFLOW"] == "CUBEGUARD:CENSUS_c1(1.0)").all()
-    assert sdmx["GEO"].tolist() == expected[dims[0]].tolist()
-    assert sdmx["OBS_VALUE"].astype(int).tolist() == expected["count"].tolist()
 
 
 @pytest.mark.parametrize("block_cells", [7, 2_000_000])
@@ -69,7 +64,6 @@ def test_internal_exports_are_marked_as_each_format_allows(tmp_path: Path, monke
     monkeypatch.setattr(export, "BLOCK_CELLS", block_cells)
     store, cube = _cube(tmp_path)
     expected = _expected(cube)
-    dims = list(expected.columns[:-1])
 
     csv = export.export_cube(store, "c1", "csv", tmp_path / "c1.csv", internal=True)
     first = csv.read_text().splitlines()[0]
@@ -81,12 +75,6 @@ def test_internal_exports_are_marked_as_each_format_allows(tmp_path: Path, monke
     assert pq.read_metadata(parquet).metadata[b"cubeguard.status"] == b"INTERNAL - NOT FOR PUBLICATION"
     pd.testing.assert_frame_equal(pd.read_parquet(parquet), expected, check_dtype=False)
 
-    sdmx = pd.read_csv(export.export_cube(store, "c1", "sdmx-csv", tmp_path / "c1.sdmx.csv", internal=True), dtype=str)
-    assert list(sdmx.columns) == ["DATAFLOW", "GEO", "SEX", "AGE", "OBS_VALUE", "CONF_STATUS"]
-    assert (sdmx["CONF_STATUS"] == "N").all()  # SDMX: not for publication, restricted for internal use only
-    assert sdmx["OBS_VALUE"].astype(int).tolist() == expected["count"].tolist()
-    assert sdmx["GEO"].tolist() == expected[dims[0]].tolist()
-
 
 def test_published_exports_carry_no_internal_mark(tmp_path: Path) -> None:
     store, _ = _cube(tmp_path)
@@ -94,4 +82,3 @@ def test_published_exports_carry_no_internal_mark(tmp_path: Path) -> None:
     assert csv.read_text().startswith('"GEO.')  # the header comes first
     parquet = export.export_cube(store, "c1", "parquet", tmp_path / "c1.parquet")
     assert b"cubeguard.status" not in (pq.read_metadata(parquet).metadata or {})
-    assert "CONF_STATUS" not in pd.read_csv(export.export_cube(store, "c1", "sdmx-csv", tmp_path / "c1.sdmx.csv"))

@@ -59,7 +59,8 @@ def test_a_release_holds_the_store_the_exports_and_a_manifest_that_lists_them(re
     assert sorted(p.name for p in root.iterdir()) == [".lock", "tiny-1"]  # no staging folder left
     assert sorted(p.name for p in result.path.iterdir()) == ["exports", "manifest.json", "store.zarr"]
     assert sorted(p.name for p in (result.path / "exports").iterdir()) == [
-        f"{c}.{ext}" for c in ("c1", "c2", "hh") for ext in ("csv", "parquet", "sdmx.csv")
+        *(f"{c}.{ext}" for c in ("c1", "c2", "hh") for ext in ("csv", "parquet", "sdmx.csv")),
+        "structure.sdmx.xml",
     ]
     manifest = json.loads((result.path / "manifest.json").read_text())
     assert manifest == result.manifest
