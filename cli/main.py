@@ -364,13 +364,16 @@ def tau(
     from cubeguard.io.tau_export import export_tau
     from cubeguard.microdata.read import iter_batches
 
-    cfg = load_release(config).config
+    release = load_release(config)
+    cfg = release.config
     spec = cfg.input
     metadata = spec.csv.metadata if spec.format == "tau" and spec.csv else None
+    variables = list(reversed(cfg.variables.items()))
     written = export_tau(
         lambda: iter_batches(spec, None),
         out_dir,
-        classifications={v.column: v.codes for v in reversed(cfg.variables.values())},
+        classifications={v.column: v.codes for _, v in variables},
+        written={v.column: release.hrc_written.get(name, {}) for name, v in variables},
         source=read_rda(metadata) if metadata else None,
         record_key=spec.record_key.column,
         key_decimals=spec.record_key.decimals,

@@ -6,6 +6,7 @@ Each problem reads ``<key path> (<file> line N): <what to change>``; all are col
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -17,14 +18,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cubeguard.config.hrc_codes import hrc_classification
 from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
 from cubeguard.config.overrides import apply_overrides
 from cubeguard.config.protection import protection_problems
 from cubeguard.config.sdmx_check import check_sdmx
 from cubeguard.config.tables_check import check_tables
+from cubeguard.config.total_code import rename_totals
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
-from cubeguard.cubes.spec import HrcCodes
 from cubeguard.errors import ConfigError, CubeguardError  # ConfigError lives there so yamlmap can raise it
 from cubeguard.methods.base import CheckContext, MicrodataStep, Numbers, Problem, StepModel, explain, resolve
 from cubeguard.methods.base import problems as problems_of
@@ -40,7 +42,9 @@ from cubeguard.secrets import (
 )
 
 _PATH_KEYS = (("input", "microdata"), ("input", "csv", "metadata"), ("output", "folder"), ("sdmx", "structure"))
-_NO_CODES: list[dict[str, Any]] = []
+# Stands in for codes that could not be read from a .hrc file: their problem is reported, and one
+# root keeps validation from reporting the empty list at the same key a second time.
+_UNREAD_CODES: tuple[dict[str, Any], ...] = ({"code": "Total"},)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class Release:
     #: Why the release may not be published as configured (cubes unprotected, no disclosure gate);
     #: :func:`cubeguard.config.protection.require_protection` refuses it.
     unprotected: tuple[str, ...] = ()
+    #: For each variable whose codes come from a ``.hrc`` file: each code (but the total) with its
+    #: spelling in the file, padding kept and no group prefix; ``cubeguard tau`` writes it back so.
+    hrc_written: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
 
     def cube(self, cube_id: str) -> Any:
         """The hypercube spec with this id."""
@@ -70,21 +77,25 @@ class Problems:
         self.files: dict[str, LocatedYaml] = {}  # variable name -> its classification file
         self.items: list[str] = []
         self.sources: list[Path] = []  # classification and .hrc files read
+        self.written: dict[str, dict[str, str]] = {}  # variable name -> .hrc spelling of its codes
         self.overridden: list[str] = []  # keys set by overrides (--set): errors there name the override
 
     def add(self, path: KeyPath, message: str) -> None:
         """Record ``message`` at ``path``, located in the classification file when it came from one."""
+        self.items.append(f"{self.locate(path)}: {message}")
+
+    def locate(self, path: KeyPath) -> str:
+        """``key.path (file line N)``, or ``key.path (--set key)`` for a key an override set."""
         name = dotted(path)
         for key in self.overridden:
             if name == key or name.startswith((f"{key}.", f"{key}[")):
-                self.items.append(f"{name} (--set {key}): {message}")
-                return
+                return f"{name} (--set {key})"
         doc, local = self.main, path
         if len(path) >= 2 and path[0] == "variables" and str(path[1]) in self.files:
             doc, local = self.files[str(path[1])], path[2:]
         line = doc.line_of(local)
         where = f"{doc.file.name} line {line}" if line else doc.file.name
-        self.items.append(f"{name} ({where}): {message}")
+        return f"{name} ({where})"
 
 
 def load_release(
@@ -115,6 +126,7 @@ def load_release(
     cfg = _validate_models(data, problems)
     if cfg is None:
         raise ConfigError(file, problems.items)
+    cfg = rename_totals(cfg, problems.add, problems.locate)
     breakdowns = _resolve_breakdowns(cfg, problems)
     _check_references(cfg, breakdowns, problems)
     _check_steps(cfg, problems, resolver)
@@ -126,7 +138,7 @@ def load_release(
     unprotected = Problems(main)
     unprotected.files = problems.files
     protection_problems(cfg, unprotected.add)
-    return Release(cfg, file, breakdowns, digest, tuple(problems.sources), tuple(unprotected.items))
+    return Release(cfg, file, breakdowns, digest, tuple(problems.sources), tuple(unprotected.items), problems.written)
 
 
 def _inline_variable_files(data: dict[str, Any], base: Path, problems: Problems) -> dict[str, Any]:
@@ -158,22 +170,19 @@ def _inline_variable_files(data: dict[str, Any], base: Path, problems: Problems)
 
 
 def _hrc_codes(ref: dict[str, Any], base: Path, where: KeyPath, problems: Problems) -> list[dict[str, Any]]:
-    """Expand ``{hrc: file, total: ..., lead: ...}`` into a code list (leaf values unpadded)."""
-    from cubeguard.io.hrc import hrc_leaves, read_hrc
-
+    """Expand ``{hrc: file, total:, lead:, group_prefix:}`` into clean codes (:mod:`.hrc_codes`)."""
     try:
-        spec = HrcCodes.model_validate(ref)
-        codes = read_hrc(base / spec.hrc, lead=spec.lead, total_code=spec.total, strip=False)
-        problems.sources.append((base / spec.hrc).resolve())
-    except (CubeguardError, ValidationError) as exc:
+        read = hrc_classification(ref, base)
+    except ValidationError as exc:  # a key of {hrc: ...}
+        for loc, message in problems_of(exc, UNION_TAGS, _explain):
+            problems.add((*where, *loc), message)
+        return list(_UNREAD_CODES)
+    except CubeguardError as exc:
         problems.add(where, f"{exc}".splitlines()[0])
-        return _NO_CODES
-    leaves = set(hrc_leaves(codes))
-    return [
-        {"code": c.code, "label": c.code.strip(), "parent": c.parent}
-        | ({"values": [c.code.strip()]} if c.code in leaves else {})
-        for c in codes
-    ]
+        return list(_UNREAD_CODES)
+    problems.sources.append(read.file)
+    problems.written[str(where[1])] = read.written
+    return read.codes
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:

@@ -119,6 +119,13 @@ class OutputSpec(Frozen):
         description="SQLAlchemy URL of the audit store (e.g. postgresql+psycopg://host/db); "
         "default: the SQLite file internal/audit.sqlite.",
     )
+    total_code: str | None = Field(
+        default=None,
+        min_length=1,
+        description="One code for the total of every variable (e.g. _T): each classification's root is "
+        "renamed to it when the config loads, so stores, exports, the table service and the report agree. "
+        "Default: each classification's own root code.",
+    )
 
     @property
     def original_store(self) -> Path:

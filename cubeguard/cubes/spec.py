@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Frozen(BaseModel):
@@ -54,13 +54,33 @@ class BreakdownSpec(Frozen):
 class HrcCodes(Frozen):
     """A code list read from a tau-ARGUS hierarchy file (``.hrc``), path relative to the config.
 
-    Codes keep the file's spelling; a leaf matches the raw value with its padding stripped, as
-    tau-ARGUS right-justifies data codes to the column width before matching.
+    Codes are the file's codes with their padding stripped (tau-ARGUS right-justifies codes to the
+    column width; a leaf matches the raw value as it is), so every store and export holds one clean
+    code per category. A group and a leaf that differ only by padding (the course AGE group ``11``
+    and age ``" 11"``) would then be one code: ``group_prefix`` is put before every group code
+    (neither a leaf nor the total) to keep them apart. ``cubeguard tau`` writes the file's own
+    spelling back (tau-ARGUS 4.2 user's manual, section 5.1, hierarchical codelists).
     """
 
     hrc: Path
-    total: str = "Total"
-    lead: str = "@"
+    total: str = Field(
+        default="Total", description="The code of the root, which the file leaves out (output.total_code renames it)."
+    )
+    lead: str = Field(
+        default="@", description="The lead string that marks one level of depth (tau-ARGUS HIERLEADSTRING)."
+    )
+    group_prefix: str = Field(
+        default="",
+        description="Put before every group code (not leaves, not the total), e.g. G: group 11 becomes G11, "
+        "so it differs from leaf 11. Needed when a group and a leaf differ only by padding.",
+    )
+
+    @field_validator("group_prefix")
+    @classmethod
+    def _no_blanks(cls, value: str) -> str:
+        if value != "".join(value.split()):
+            raise ValueError("a group prefix must hold no blanks, as codes are stripped of them (e.g. G)")
+        return value
 
 
 class VariableSpec(Frozen):

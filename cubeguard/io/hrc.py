@@ -20,12 +20,15 @@ cubeguard also rejects duplicate codes and lead characters inside a code, which 
 tau-ARGUS keeps leading spaces in codes and compares them with data codes right-justified to the
 variable's width, so ``1`` and ``  1`` are two different codes there. cubeguard strips them by
 default (data codes are read without padding); pass ``strip=False`` to keep the tau-ARGUS spelling.
+A release config reads the file with ``strip=False`` and then strips the codes itself, keeping
+groups and leaves apart with a prefix and each code's line for its messages
+(:mod:`cubeguard.config.hrc_codes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cubeguard.io.errors import FileProblemsError
@@ -41,11 +44,14 @@ class HrcCode:
         code: the code as it is matched against the data.
         parent: the code one level up; ``None`` only for the total (the root).
         depth: 0 for the total, 1 for the top-level codes of the file, +1 per lead string.
+        line: the line of the file the code was read from (0 for the total and for codes not
+            read from a file); not compared, so a hierarchy equals its copy written elsewhere.
     """
 
     code: str
     parent: str | None
     depth: int
+    line: int = field(default=0, compare=False, repr=False)
 
 
 class HrcError(FileProblemsError):
@@ -176,7 +182,7 @@ def parse_hrc(
         else:
             seen[code] = (number, written)
         del stack[depth:]
-        codes.append(HrcCode(code, stack[-1], depth))
+        codes.append(HrcCode(code, stack[-1], depth, number))
         stack.append(code)
     if len(codes) == 1 and not problems:
         problems.append("no codes found; a hierarchy file needs at least one code")

@@ -9,8 +9,11 @@ with lead string ``@`` (:func:`cubeguard.io.hrc.format_hrc`).
 Hierarchy codes. tau-ARGUS matches a data code, right-justified to the variable's width, against
 the ``.hrc`` lines as written (libtauargus ``CVariable::SetCodeList`` keeps leading blanks), so
 the leaves (the raw values) are right-justified to the width here; codes above them keep the
-classification's spelling. A leaf whose raw values differ from its code (``values`` or ``range``)
-becomes a parent of those values.
+classification's spelling, or the spelling of the ``.hrc`` file they were read from (``written``:
+the config strips padding and may put a prefix before group codes, see
+:mod:`cubeguard.config.hrc_codes`), so a hierarchy read from a file is written back as it was. A
+leaf whose raw values differ from its code (``values`` or ``range``) becomes a parent of those
+values.
 
 This module is below the config in cubeguard's layers: the caller passes the classifications (any
 objects with ``code``, ``parent``, ``values`` and ``range``, as the config's ``CodeSpec``) and a
@@ -98,6 +101,7 @@ def export_tau(
     key_decimals: int | None = None,
     household_id: str | None = None,
     fixed: bool = True,
+    written: Mapping[str, Mapping[str, str]] | None = None,
 ) -> TauExport:
     """Write microdata, ``.rda`` and ``.hrc`` files for tau-ARGUS into ``out_dir``.
 
@@ -114,6 +118,8 @@ def export_tau(
         key_decimals: its decimals (``<DECIMALS>``); found from the data if None.
         household_id: the household-id column, if any.
         fixed: write ``microdata.asc`` in fixed format; else ``microdata.csv`` in free format.
+        written: for a classified column read from a ``.hrc`` file, each code with its spelling
+            there (:attr:`cubeguard.config.load.Release.hrc_written`); group codes are written so.
 
     Returns:
         The files written.
@@ -133,7 +139,7 @@ def export_tau(
         record_key = None
     free = source or _metadata_from_data(first.schema, classifications, record_key, key_decimals, household_id, read)
     layout = fixed_layout(free, read())
-    hierarchies, tags = _hierarchies(layout, classifications, out_dir, source, notes)
+    hierarchies, tags = _hierarchies(layout, classifications, written or {}, out_dir, source, notes)
     metadata = _with_tags(layout, tags, fixed)
     data_path = out_dir / ("microdata.asc" if fixed else "microdata.csv")
     write = write_asc if fixed else _write_free
@@ -143,12 +149,14 @@ def export_tau(
     return TauExport(data_path, rda_path, hierarchies, records, tuple(notes))
 
 
-def hierarchy_codes(codes: Sequence[ClassCode], width: int) -> list[HrcCode]:
+def hierarchy_codes(codes: Sequence[ClassCode], width: int, written: Mapping[str, str] | None = None) -> list[HrcCode]:
     """A classification as ``.hrc`` codes, depth first: leaves are raw values right-justified to ``width``.
 
     Args:
         codes: the classification's codes; the one without a parent is the total.
         width: the variable's width in the data file.
+        written: codes spelled otherwise in the ``.hrc`` file they were read from (padding, no
+            group prefix); a code with codes under it is written so (leaves are raw values).
 
     Returns:
         The total (depth 0) followed by the codes in depth-first order.
@@ -162,6 +170,8 @@ def hierarchy_codes(codes: Sequence[ClassCode], width: int) -> list[HrcCode]:
         ...         C(code="A", parent="T", values=None, range=(1, 2)), C(code="9", parent="T", values=None, range=None)]
         >>> [(c.code, c.depth) for c in hierarchy_codes(tree, 2)]
         [('T', 0), ('A', 1), (' 1', 2), (' 2', 2), (' 9', 1)]
+        >>> [c.code for c in hierarchy_codes(tree, 2, {"A": "  A"})]
+        ['T', '  A', ' 1', ' 2', ' 9']
     """
     roots = [c for c in codes if c.parent is None]
     if len(roots) != 1:
@@ -171,22 +181,32 @@ def hierarchy_codes(codes: Sequence[ClassCode], width: int) -> list[HrcCode]:
         if c.parent is not None:
             children.setdefault(c.parent, []).append(c)
     out = [HrcCode(roots[0].code, None, 0)]
-    _descend(roots[0].code, 1, children, width, out)
+    _descend(_Tree(children, width, written or {}), roots[0].code, roots[0].code, 1, out)
     return out
 
 
-def _descend(parent: str, depth: int, children: dict[str, list[ClassCode]], width: int, out: list[HrcCode]) -> None:
-    for c in children.get(parent, []):
-        if c.code in children:
-            out.append(HrcCode(c.code, parent, depth))
-            _descend(c.code, depth + 1, children, width, out)
+@dataclass(frozen=True)
+class _Tree:
+    children: dict[str, list[ClassCode]]
+    width: int
+    written: Mapping[str, str]
+
+
+def _descend(tree: _Tree, parent: str, parent_name: str, depth: int, out: list[HrcCode]) -> None:
+    """Append the codes under ``parent`` (written ``parent_name`` in the file), depth first."""
+    for c in tree.children.get(parent, []):
+        if c.code in tree.children:
+            name = tree.written.get(c.code, c.code)
+            out.append(HrcCode(name, parent_name, depth))
+            _descend(tree, c.code, name, depth + 1, out)
             continue
         raw = _raw_values(c)
         if raw == [c.code.strip()]:
-            out.append(HrcCode(c.code.strip().rjust(width), parent, depth))
+            out.append(HrcCode(c.code.strip().rjust(tree.width), parent_name, depth))
         else:
-            out.append(HrcCode(c.code, parent, depth))
-            out.extend(HrcCode(v.rjust(width), c.code, depth + 1) for v in raw)
+            name = tree.written.get(c.code, c.code)
+            out.append(HrcCode(name, parent_name, depth))
+            out.extend(HrcCode(v.rjust(tree.width), name, depth + 1) for v in raw)
 
 
 def _raw_values(c: ClassCode) -> list[str]:
@@ -200,6 +220,7 @@ def _raw_values(c: ClassCode) -> list[str]:
 def _hierarchies(
     layout: RdaMetadata,
     classifications: Mapping[str, Sequence[ClassCode]],
+    spellings: Mapping[str, Mapping[str, str]],
     out_dir: Path,
     source: RdaMetadata | None,
     notes: list[str],
@@ -212,7 +233,7 @@ def _hierarchies(
         if v.name not in classifications:
             tags[v.name] = _absolute_files(v.name, kept, source, notes)
             continue
-        codes = hierarchy_codes(classifications[v.name], v.width)
+        codes = hierarchy_codes(classifications[v.name], v.width, spellings.get(v.name))
         new = [RdaTag("TOTCODE", (codes[0].code,), 0)]
         if max(c.depth for c in codes) > 1:
             path = out_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', v.name)}.hrc"

@@ -39,6 +39,19 @@ def test_course_cubes_are_identical_from_the_written_fixed_format_files(tmp_path
     assert {p.name for p in out.iterdir()} >= {"microdata.asc", "microdata.rda", *(f"{v}.hrc" for v in HIERARCHIES)}
     for variable, name in HIERARCHIES.items():  # the config's hierarchies, as tau-ARGUS will match them
         assert read_hrc(out / f"{variable}.hrc", strip=False) == read_hrc(DATA / "hierarchies" / name, strip=False)
+        shipped = (DATA / "hierarchies" / name).read_text().replace("\r\n", "\n").rstrip("\n") + "\n"
+        assert (out / f"{variable}.hrc").read_text() == shipped  # line for line, but for line ends
+    # The config's codes are stripped, AGE groups prefixed ("G11", age "11"); the file gets neither.
+    age = [c.code for c in load_release(original).config.variables["AGE"].codes]
+    assert {"G11", "11"} <= set(age) and all(c == c.strip() for c in age)
+    back = course_config(tmp_path / "back", "censusprotection")
+    age_yaml = tmp_path / "back" / "classifications" / "course" / "age.yaml"
+    shipped_age = str(DATA / "hierarchies" / "age_h_hierarchy.hrc")
+    assert shipped_age in age_yaml.read_text()
+    age_yaml.write_text(age_yaml.read_text().replace(shipped_age, str(out / "AGE.H.hrc")))
+    reread = load_release(back)
+    assert (out / "AGE.H.hrc").resolve() in reread.sources
+    assert [c.code for c in reread.config.variables["AGE"].codes] == age  # read back the same
 
     copy = course_config(
         tmp_path / "copy",

@@ -12,6 +12,8 @@ import pyarrow as pa
 import pytest
 
 import cubeguard.io.tau_export as tau_export_module
+from cubeguard.config.hrc_codes import hrc_classification
+from cubeguard.cubes.spec import CodeSpec
 from cubeguard.io.csv_input import read_tau_microdata
 from cubeguard.io.hrc import format_hrc, parse_hrc, read_hrc
 from cubeguard.io.rda import RdaError, RdaMetadata, RdaTag, RdaVariable, format_rda, parse_rda, read_rda, write_rda
@@ -169,6 +171,24 @@ def test_export_from_data_round_trips(tmp_path: Path, fixed: bool) -> None:
     assert (tmp_path / "geo.hrc").read_text() == "1\n@11\n@12\n21\n"
     assert (tmp_path / "age.hrc").read_text().splitlines()[:3] == ["young", "@ 0", "@ 1"]
     assert age.width == 2 and age.hierarchical
+
+
+def test_codes_read_from_a_hrc_file_are_written_back_as_the_file_spells_them(tmp_path: Path) -> None:
+    # Groups unpadded, leaves right-justified to the data width (2), as tau-ARGUS matches them.
+    source = "1\r\n@ 1\r\n@ 2\r\n2\r\n@10\r\n"
+    (tmp_path / "geo.hrc").write_text(source, newline="")
+    read = hrc_classification({"hrc": "geo.hrc", "group_prefix": "G"}, tmp_path)
+    assert [c["code"] for c in read.codes] == ["Total", "G1", "1", "2", "G2", "10"]  # the config's codes
+    classes = {"geo": [CodeSpec.model_validate(c) for c in read.codes]}
+    _, rows = _read(pa.table({"geo": ["1", "2", "10"]}))
+
+    out = export_tau(rows, tmp_path / "tau", classifications=classes, written={"geo": read.written})  # type: ignore[arg-type]
+    assert out.hierarchies["geo"].read_text() == source.replace("\r\n", "\n")  # prefix gone, padding back
+    back = hrc_classification({"hrc": "tau/geo.hrc", "group_prefix": "G"}, tmp_path)
+    assert back.codes == read.codes and back.written == read.written
+
+    plain = export_tau(rows, tmp_path / "plain", classifications=classes)  # type: ignore[arg-type]
+    assert plain.hierarchies["geo"].read_text() == "G1\n@ 1\n@ 2\nG2\n@10\n"  # the config's own codes
 
 
 def test_export_notes_generated_record_keys(tmp_path: Path) -> None:
