@@ -45,7 +45,7 @@ from cubeguard.measures import (
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
 from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
 from cubeguard.measures.select import DimHierarchy, IntArray, hierarchies, scope_label, scope_positions, take
-from cubeguard.measures.transitions import Transitions
+from cubeguard.measures.transitions import Transitions, with_stayers
 
 MeasureName = Literal[
     "absolute_distance",
@@ -266,6 +266,7 @@ def measure_cube(
     *,
     transitions: Transitions | None = None,
     imputed: xr.Dataset | xr.DataArray | None = None,
+    moved: Transitions | None = None,
 ) -> dict[str, float]:
     """Compute ``spec``'s measures for one cube (see the module docstring for the keys).
 
@@ -274,8 +275,10 @@ def measure_cube(
     ``transitions``: for a cube tabulated from swapped microdata, the persons moving between its
     interior cells (flat positions of the interior, C order; Handbook on SDC v2, 5.9), used for
     ``entropy_risk_protected@interior`` instead of cell-value transitions; other scopes keep
-    cell-value transitions. ``imputed``: the cube of imputed records, so that ``swap_success``
-    counts only real cases (Frend et al. 2011, section 4).
+    cell-value transitions. ``moved``: instead of ``transitions``, only the units that moved
+    between interior cells; every other unit of the original stays in its cell
+    (:func:`~cubeguard.measures.transitions.with_stayers`). ``imputed``: the cube of imputed
+    records, so that ``swap_success`` counts only real cases (Frend et al. 2011, section 4).
 
     Raises:
         InvalidCubeError: if the cube does not follow the cube convention.
@@ -299,7 +302,7 @@ def measure_cube(
         kept = [d for d in dims if not isinstance(pos[d], int)]
         o, p = take(ov, [pos[d] for d in dims]), take(pv, [pos[d] for d in dims])
         label = scope_label(scope)
-        moves = transitions if scope == "interior" else None
+        moves = None if scope != "interior" else transitions if moved is None else with_stayers(moved, o)
         out.update(_scope_measures(spec, o, p, kept, partial(_named, kept=kept, hier=hier, pos=pos), label, moves))
     if "directly_disclosive" in spec.measures:
         dc = disclosive.disclosive_cells(o_da, p_da, spec.coalition, spec.sensitive_dims)
@@ -325,21 +328,24 @@ def measure_cubes(
     *,
     workers: int = 1,
     rounded: Mapping[str, rounding.RoundingParams] | None = None,
+    moved: Mapping[str, Transitions] | None = None,
 ) -> pd.DataFrame:
     """One row of :func:`measure_cube` per cube, indexed by cube name (columns: the union of keys).
 
     ``workers > 1`` measures cubes in threads (numpy releases the GIL in its array passes). Every
     cube is measured; if some fail, one :class:`MeasureConfigError` lists them all. ``rounded``
     gives, per cube name, the public parameters of the rounding that published it (cubes not in
-    it get no rounding measures).
+    it get no rounding measures). ``moved`` gives, per cube name, the units a pre-tabular step
+    moved between its interior cells: its ``r#`` then uses unit transitions (see :func:`measure_cube`).
     """
     items = list(cubes.items()) if isinstance(cubes, Mapping) else list(cubes)
     params = dict(rounded or {})
+    units = dict(moved or {})
 
     def one(item: tuple[str, CubePair]) -> tuple[str, dict[str, float] | str]:
         name, (orig, prot) = item
         try:
-            return name, measure_cube(orig, prot, spec, params.get(name))
+            return name, measure_cube(orig, prot, spec, params.get(name), moved=units.get(name))
         except CubeguardError as err:
             return name, str(err)
 

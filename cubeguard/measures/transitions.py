@@ -76,6 +76,26 @@ def check_transitions(transitions: Transitions, original: npt.ArrayLike, protect
         )
 
 
+def with_stayers(moved: Transitions, original: npt.ArrayLike) -> Transitions:
+    """``F#`` from the units that moved alone: every other unit of ``original`` stays in its cell.
+
+    A pre-tabular step moves few units, so only they are listed; each cell ``i`` adds the pair
+    ``(i, i)`` with its original count less the units that left it. More units leaving a cell than
+    it held gives a negative count, which :func:`check_transitions` refuses.
+
+    Examples:
+        >>> with_stayers(Transitions.of([0], [1], [1]), [3, 1]).persons.tolist()
+        [1, 2, 1]
+    """
+    o = np.asarray(original).ravel().astype(np.int64)
+    i, j, f = moved
+    if i.size and (int(i.min()) < 0 or int(i.max()) >= o.size):
+        return moved  # cells outside the table: left for check_transitions to name
+    stay = o - np.bincount(i, weights=f, minlength=o.size).astype(np.int64)
+    cells = np.flatnonzero(stay).astype(np.int64)
+    return Transitions(np.concatenate([i, cells]), np.concatenate([j, cells]), np.concatenate([f, stay[cells]]))
+
+
 def merged(transitions: Transitions, cells: int) -> Transitions:
     """The same transitions with each pair of cells once, persons added up, zero pairs dropped.
 

@@ -1,4 +1,14 @@
-"""The release's measure step: information loss and disclosure risk of every cube, to Parquet."""
+"""The release's measure step: information loss and disclosure risk of every cube, to Parquet.
+
+Each published cube is compared with its original: the cube in ``original.zarr``, or, for a
+release with pre-tabular steps (record swapping, SAFE), the cube of the microdata as delivered
+(:mod:`cubeguard.pipeline.true_original`), so that the measures show what the swap did too.
+The entropy risk ``r#`` of such a cube (Handbook on SDC v2, 5.9) uses the unit transitions
+``F#_ij`` of the units the steps moved when no post-tabular step protects the cube, and
+cell-value transitions when one does (its perturbation acts on cell values); the column
+:data:`BASIS_COLUMN` says which, per cube (1: units, 0: cell values). Releases without
+pre-tabular steps get the same table as before, without that column.
+"""
 
 from __future__ import annotations
 
@@ -12,24 +22,65 @@ import xarray as xr
 
 from cubeguard.config.load import Release
 from cubeguard.cubes.store import list_cubes, open_cube
-from cubeguard.errors import InternalError
+from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.measures.rounding import RoundingParams
 from cubeguard.measures.table import MeasureSpec, measure_cubes
+from cubeguard.measures.transitions import Transitions
 from cubeguard.methods import stochastic_perturbation
 from cubeguard.methods.controlled_rounding import REPORT_ATTR
 from cubeguard.methods.registry import CUBE_METHODS
+from cubeguard.pipeline.tabulation import plans_for
+from cubeguard.pipeline.true_original import release_moves, true_original
+from cubeguard.pipeline.unit_moves import CellMoves
 
 #: The public facts of a stochastic perturbation (its cube attribute) shown as measures, scope ``cube``.
 PERTURBATION_FACTS = ("groups", "fitted_tables", "ipf_cycles", "ipf_max_gap")
 
 
-def cube_pairs(release: Release) -> dict[str, tuple[xr.Dataset, xr.Dataset]]:
-    """(original, protected) of every cube, opened lazily from the release's stores."""
+#: Measures-table column saying what ``r#`` of a swap release's cube used: 1.0 the units moved, 0.0 cell values.
+BASIS_COLUMN = "unit_transitions@interior"
+
+Pairs = dict[str, tuple[xr.Dataset, xr.Dataset]]
+
+
+def cube_pairs(release: Release) -> Pairs:
+    """(original, protected) of every cube, read lazily; the measure step measures these.
+
+    The original is the cube of the microdata as delivered when the release has pre-tabular
+    steps (derived from ``original.zarr`` and the units they moved, ``count`` only), else the cube
+    in ``original.zarr``.
+    """
+    return _pairs_and_moves(release)[0]
+
+
+def stored_pairs(release: Release) -> Pairs:
+    """(original, protected) of every cube as stored in ``original.zarr`` and ``protected.zarr``, opened lazily.
+
+    What the gates read: for a release with pre-tabular steps the original is the swapped one.
+    """
     out = release.config.output
     return {
         c: (open_cube(out.original_store, c), open_cube(out.protected_store, c))
         for c in list_cubes(out.protected_store)
     }
+
+
+def _pairs_and_moves(release: Release) -> tuple[Pairs, dict[str, CellMoves]]:
+    """:func:`cube_pairs`, and the units the pre-tabular steps moved in each cube (none without steps)."""
+    if not release.config.pre_tabular:
+        return stored_pairs(release), {}
+    protected = release.config.output.protected_store
+    plans = {p.cube_id: p for p in plans_for(release)}
+    cubes = list_cubes(protected)
+    unknown = sorted(set(cubes) - set(plans))
+    if unknown:
+        raise CubeguardError(
+            f"store {protected} holds cube(s) {unknown[:5]} the release config does not tabulate; "
+            "rerun the release with --fresh"
+        )
+    moves = release_moves(release)
+    pairs = {c: (true_original(release, plans[c], moves[c]), open_cube(protected, c)) for c in cubes}
+    return pairs, moves
 
 
 def measures_file(release: Release) -> Path:
@@ -83,16 +134,30 @@ def rounding_params(release: Release, cube_id: str, attrs: Mapping[Any, Any]) ->
 def measure_release(release: Release, spec: MeasureSpec | None = None) -> Path:
     """Measure every cube (two at a time in memory, in threads) and write one row per cube to Parquet.
 
-    Cubes published by rounding to a base also get the rounding measures (see :func:`rounding_params`).
+    The pairs are :func:`cube_pairs`'s. Cubes published by rounding to a base also get the rounding
+    measures (see :func:`rounding_params`); a release with pre-tabular steps gets :data:`BASIS_COLUMN`
+    (see :func:`moved_units`).
     """
-    pairs = cube_pairs(release)
+    pairs, moves = _pairs_and_moves(release)
     rounded = {c: r for c, (_, p) in pairs.items() if (r := rounding_params(release, c, p.attrs)) is not None}
-    table: pd.DataFrame = measure_cubes(pairs, spec or MeasureSpec(), workers=2, rounded=rounded)
+    units = moved_units(release, moves)
+    table: pd.DataFrame = measure_cubes(pairs, spec or MeasureSpec(), workers=2, rounded=rounded, moved=units)
+    if moves and "entropy_risk_protected@interior" in table.columns:
+        table[BASIS_COLUMN] = [float(c in units) for c in table.index]
     table = _with_perturbation_facts(release, table, {c: p.attrs for c, (_, p) in pairs.items()})
     target = measures_file(release)
     target.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(target)
     return target
+
+
+def moved_units(release: Release, moves: Mapping[str, CellMoves]) -> dict[str, Transitions]:
+    """The moved units of each cube whose ``r#`` uses unit transitions (Handbook on SDC v2, 5.9).
+
+    Those of a cube no post-tabular step protects, as long as no unit moved into or out of its
+    population (``F#`` must add up to both tables); the other cubes use cell-value transitions.
+    """
+    return {c: m.transitions() for c, m in moves.items() if m.within and _last_protection(release, c) is None}
 
 
 def _with_perturbation_facts(

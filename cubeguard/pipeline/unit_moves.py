@@ -5,9 +5,14 @@ v2, 5.9: the units in cell ``i`` before the swap and in cell ``j`` after. They a
 microdata before and after a pre-tabular step, records paired by person id (by row when the data
 have none), with the cells of :class:`~cubeguard.cubes.tabulate.Tabulator`: a record's interior
 cell is the flat C-order position of its bottom codes, as the tabulation kernels add it.
+
+Only the records whose cell changed need to be kept (:class:`CellMoves`): the others stay, so the
+cube before the swap is the cube after it less the arrivals plus the departures (:func:`undo_moves`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +23,7 @@ from cubeguard.cubes.encode import column_positions, population_mask
 from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.cubes.tabulate import CubePlan
 from cubeguard.errors import CubeguardError
-from cubeguard.measures.transitions import Transitions, merged
+from cubeguard.measures.transitions import Transitions, check_transitions, merged, with_stayers
 
 IntArray = npt.NDArray[np.int64]
 
@@ -73,3 +78,64 @@ def unit_transitions(before_cells: IntArray, after_cells: IntArray, cells: int) 
         return None
     ones = np.ones(int(inside.sum()), dtype=np.int64)
     return merged(Transitions(before_cells[inside], after_cells[inside], ones), cells)
+
+
+class CellMoves(NamedTuple):
+    """The units a pre-tabular step moved out of their interior cell of one cube, one entry each.
+
+    ``before[n]`` and ``after[n]`` are the flat interior cells of a moved unit before and after the
+    step; -1 is outside the cube's population (or its classifications). Units whose cell did not
+    change are not listed.
+    """
+
+    before: IntArray
+    after: IntArray
+
+    @classmethod
+    def of_records(cls, before_cells: IntArray, after_cells: IntArray) -> CellMoves:
+        """The records (paired row by row) whose cell differs before and after."""
+        moved = before_cells != after_cells
+        return cls(before_cells[moved], after_cells[moved])
+
+    @classmethod
+    def joined(cls, parts: list[CellMoves]) -> CellMoves:
+        """The moves of several batches of records as one."""
+        empty = np.empty(0, dtype=np.int64)
+        return cls(
+            np.concatenate([empty, *(p.before for p in parts)]), np.concatenate([empty, *(p.after for p in parts)])
+        )
+
+    @property
+    def within(self) -> bool:
+        """Whether every moved unit is in the cube before and after, so that ``F#`` adds up to both tables."""
+        return bool(np.array_equal(self.before >= 0, self.after >= 0))
+
+    def transitions(self) -> Transitions:
+        """The moved units as transitions (one unit each); only for moves :attr:`within` the cube."""
+        return Transitions(self.before, self.after, np.ones(self.before.size, dtype=np.int64))
+
+
+def undo_moves(after: IntArray, moves: CellMoves) -> IntArray:
+    """The flat interior counts before the step: ``after`` less the arrivals plus the departures."""
+    k = after.size
+    arrived = np.bincount(moves.after[moves.after >= 0], minlength=k)
+    left = np.bincount(moves.before[moves.before >= 0], minlength=k)
+    return np.asarray(after.ravel() - arrived + left, dtype=np.int64)
+
+
+def check_moves(before: IntArray, after: IntArray, moves: CellMoves) -> None:
+    """Raise unless ``moves`` turn the interior counts ``before`` into ``after`` (Handbook on SDC v2, 5.9).
+
+    :func:`~cubeguard.measures.transitions.check_transitions` on ``F#``: the moved units and the
+    stayers, with one more cell for "outside the cube's population" holding the units that move
+    in or out of it. Every stayer count must be non-negative: a cell cannot lose more units than
+    it held.
+
+    Raises:
+        MeasureConfigError: when the moves do not fit the two tables.
+    """
+    k = before.size
+    i, j = np.where(moves.before < 0, k, moves.before), np.where(moves.after < 0, k, moves.after)
+    b = np.append(before.ravel(), np.int64((moves.before < 0).sum()))
+    a = np.append(after.ravel(), np.int64((moves.after < 0).sum()))
+    check_transitions(with_stayers(Transitions(i, j, np.ones(i.size, dtype=np.int64)), b), b, a)

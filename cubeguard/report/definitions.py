@@ -2,7 +2,8 @@
 
 ``o`` is a cell's original count, ``p`` its published count, over the cells of the column's
 scope (after the ``@``). Every key of :data:`cubeguard.measures.table.MEASURE_KEYS` has an entry,
-and ``anova_r2_*`` too (a test holds the lists together), so the report can define every column.
+and ``anova_r2_*`` too, and the :data:`FACTS` columns (a test holds the lists together), so the
+report can define every column.
 """
 
 from __future__ import annotations
@@ -70,7 +71,14 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
         "Share of the apparent disclosures after the swap that are false.",
         "Frend et al. (2011), section 4",
     ),
+    "unit_transitions": (
+        "Which transitions r# of this cube counts: 1, the units (persons or households) that the "
+        "pre-tabular steps moved between cells; 0, the cells' values (a post-tabular step changed them).",
+        _HB59,
+    ),
 }
+#: Columns of the measures table that describe how a measure was taken, not measures themselves.
+FACTS = ("unit_transitions",)
 for _stat in ("cramers_v", "median_entropy", "avg_cell_size_variance", "anova_r2", "entropy_risk"):
     DEFINITIONS[f"{_stat}_protected"] = DEFINITIONS[f"{_stat}_original"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pandas as pd
 
 from cubeguard.measures.table import MEASURE_KEYS
-from cubeguard.report.definitions import DEFINITIONS, defined
+from cubeguard.report.definitions import DEFINITIONS, FACTS, defined
 from cubeguard.report.html import _measures_section
 
 
 def test_every_measure_key_has_a_definition_and_a_source() -> None:
-    keys = {*MEASURE_KEYS, "anova_r2_original", "anova_r2_protected"}  # ANOVA is not offered to sweeps
+    keys = {*MEASURE_KEYS, "anova_r2_original", "anova_r2_protected", *FACTS}  # ANOVA is not offered to sweeps
     assert keys <= set(DEFINITIONS)
     assert set(DEFINITIONS) <= keys  # no definition of a measure that does not exist
     assert all(text.endswith(".") and source for text, source in DEFINITIONS.values())
