@@ -15,6 +15,7 @@ holds one family of measures and cites the paper section it implements:
 * :mod:`~cubeguard.measures.transitions` units moving between cells (r# of record swapping);
 * :mod:`~cubeguard.measures.disclosive` directly disclosive cells (k-coalitions) and the two
   success measures of record swapping;
+* :mod:`~cubeguard.measures.drilldown` the cube's loss measures per breakdown and hierarchy level;
 * :mod:`~cubeguard.measures.rounding` cells moved beyond the nearest multiple or a whole base, and
   the existence intervals a user infers from a table rounded to a public base;
 * :mod:`~cubeguard.measures.table` one configured set of measures per cube, and a DataFrame over

@@ -1,7 +1,9 @@
-"""The release's report step: the internal HTML report, its facts and its sections per method.
+"""The release's report step: the internal HTML report, its facts, its sections per method and drill-down.
 
 The report is written after the gates and before publishing, under the release id the run was
 prepared with (:func:`cubeguard.release.run.prepare`), so the archived page names its release.
+The drill-down by breakdown and level reads the pairs the measure step measures
+(:func:`~cubeguard.pipeline.measure.cube_pairs`) and names levels by the release's breakdowns.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import pandas as pd
 from cubeguard.config.load import Release
 from cubeguard.methods.cell_key import method as cell_key
 from cubeguard.methods.cell_key.model import CellKeyStep
-from cubeguard.pipeline.measure import measures_file
+from cubeguard.pipeline.measure import cube_pairs, measures_file
 from cubeguard.pipeline.steps import resolved_step
 from cubeguard.release.results import Gated, Reported
 from cubeguard.report import ckm_section, swap_section
 from cubeguard.report.build import build_report
 from cubeguard.report.ckm_section import cell_key_section
+from cubeguard.report.drilldown import drilldown_frame, finest_levels
 from cubeguard.report.gate_names import plain_rows
 
 if TYPE_CHECKING:
@@ -40,6 +43,7 @@ def report_step(ctx: Context) -> Reported:
         "run": f"{ctx.spec.run_id}, attempt {ctx.spec.attempt}",
     }
     folder = release.config.output.folder
+    pairs = cube_pairs(release)  # for a release with pre-tabular steps: the cubes as delivered
     page = build_report(
         folder,
         gates=plain_rows(gated.rows),
@@ -47,6 +51,8 @@ def report_step(ctx: Context) -> Reported:
         title=f"Release {rid}",
         facts=facts,
         methods=_method_sections(ctx),
+        levels=drilldown_frame(pairs, finest_levels(release.breakdowns), workers=2),
+        pairs=pairs,
     )
     return Reported(str(page))
 

@@ -4,6 +4,8 @@
   deviation tables need (small, and additive over cubes, so a programme can be pooled);
 * :mod:`~cubeguard.report.tables` pools Höhne's deviation tables over cubes and writes them as Parquet;
 * :mod:`~cubeguard.report.plots` draws the figures as PNG bytes (matplotlib's Agg canvas, no pyplot);
+* :mod:`~cubeguard.report.drilldown` names hierarchy levels and writes the drill-down by breakdown
+  and level (a collapsible table per cube, a heat-map of all);
 * :mod:`~cubeguard.report.parquet` writes the measures and deviation tables as Parquet;
 * :mod:`~cubeguard.report.html` writes ``report.html`` (self-contained) and the Parquet files beside it;
 * :mod:`~cubeguard.report.build` measures a release folder's stores and writes its report.

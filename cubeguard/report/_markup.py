@@ -172,6 +172,12 @@ def status_table(rows: Iterable[dict[str, object]], columns: list[str], status: 
     return f'<div class="scroll"><table id="gates"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
+def definition_list(rows: Iterable[tuple[str, str, str]]) -> str:
+    """``(key, meaning, source)`` rows as a definition list: the key as code, the source in italics."""
+    items = "".join(f"<dt><code>{esc(k)}</code></dt><dd>{esc(text)} <em>{esc(src)}</em></dd>" for k, text, src in rows)
+    return f'<dl class="definitions">{items}</dl>'
+
+
 def image(png: bytes, alt: str, caption: str = "") -> str:
     """A PNG inlined as a ``data:`` URI, with its caption."""
     data = base64.b64encode(png).decode("ascii")

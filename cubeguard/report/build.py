@@ -2,8 +2,9 @@
 
 Cubes are loaded into memory in batches of at most ``batch_cells`` cells, each batch measured with
 :func:`cubeguard.measures.table.measure_cubes` and reduced to :class:`CubeSummary` histograms, so a
-programme of many large cubes never sits in memory at once. Every cube is measured; cubes that
-cannot be are reported together at the end.
+programme of many large cubes never sits in memory at once; each batch is also drilled down by
+breakdown and level (:mod:`cubeguard.report.drilldown`) unless the caller gives the drill-down.
+Every cube is measured; cubes that cannot be are reported together at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import xarray as xr
 from cubeguard.cubes.store import list_cubes, load_cube, open_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.measures.table import MeasureSpec, measure_cubes
+from cubeguard.report.drilldown import drilldown_frame
 from cubeguard.report.errors import ReportError
 from cubeguard.report.html import write_report
 from cubeguard.report.summary import CubeSummary, summarise
@@ -57,7 +59,12 @@ def _batches(original: Path, ids: list[str], batch_cells: int) -> Iterator[list[
         yield batch
 
 
-def _load(original: Path, protected: Path, cube_id: str) -> tuple[xr.Dataset, xr.Dataset]:
+def _load(
+    original: Path, protected: Path, cube_id: str, given: Mapping[str, tuple[xr.Dataset, xr.Dataset]] | None = None
+) -> tuple[xr.Dataset, xr.Dataset]:
+    if given is not None:  # the caller's pairs (a release's cubes as delivered, before any swap)
+        o, p = given[cube_id]
+        return o[["count"]].load(), p[[v for v in ("count", "noise") if v in p.data_vars]].load()
     p = load_cube(protected, cube_id)
     return load_cube(original, cube_id, ["count"]), p[[v for v in ("count", "noise") if v in p.data_vars]]
 
@@ -74,6 +81,8 @@ def build_report(
     measures: pd.DataFrame | None = None,
     facts: Mapping[str, str] | None = None,
     methods: Sequence[tuple[str, str, str]] = (),
+    levels: pd.DataFrame | None = None,
+    pairs: Mapping[str, tuple[xr.Dataset, xr.Dataset]] | None = None,
 ) -> Path:
     """Measure every cube of ``release_folder`` and write its report to ``release_folder / "report"``.
 
@@ -89,6 +98,11 @@ def build_report(
             given, they are shown as they are and not computed again.
         facts: what identifies the release, shown under the title (see :func:`write_report`).
         methods: sections on the release's methods (see :func:`write_report`).
+        levels: the drill-down by breakdown and level, as :func:`drilldown_frame` returns it (e.g.
+            with the level names of the release's breakdowns); default: computed from the stores.
+        pairs: (original, protected) of every cube, lazily opened, to read instead of the stores
+            (a release's :func:`~cubeguard.pipeline.measure.cube_pairs`: for a release with
+            pre-tabular steps, the cubes as delivered); default: ``original.zarr`` and ``protected.zarr``.
 
     Returns:
         The path of ``report.html``.
@@ -103,16 +117,19 @@ def build_report(
     frames: list[pd.DataFrame] = []
     summaries: dict[str, CubeSummary] = {}
     failures: list[str] = []
+    drills: list[pd.DataFrame] = []
     for batch in _batches(original, ids, batch_cells):
-        pairs = {cube_id: _load(original, protected, cube_id) for cube_id in batch}
+        loaded = {cube_id: _load(original, protected, cube_id, pairs) for cube_id in batch}
         if measures is None:
             try:
-                frames.append(measure_cubes(pairs, spec, workers=workers))
+                frames.append(measure_cubes(loaded, spec, workers=workers))
             except CubeguardError as err:
                 failures.append(str(err))
                 continue
-        for cube_id, (o, p) in pairs.items():
+        for cube_id, (o, p) in loaded.items():
             summaries[cube_id] = summarise(o, p, small_values=spec.small_values)
+        if levels is None:
+            drills.append(drilldown_frame(loaded, small=spec.small_values))
     if failures:
         raise ReportError("the report cannot be built: " + " | ".join(failures))
     if measures is None:
@@ -127,4 +144,5 @@ def build_report(
         summaries=summaries,
         facts=facts,
         methods=methods,
+        levels=levels if levels is not None else pd.concat(drills, ignore_index=True) if drills else None,
     )

@@ -4,6 +4,7 @@
 scope (after the ``@``). Every key of :data:`cubeguard.measures.table.MEASURE_KEYS` has an entry,
 and ``anova_r2_*`` too, and the :data:`FACTS` columns (a test holds the lists together), so the
 report can define every column.
+:data:`DRILLDOWN` defines the drill-down tables' own columns; their measures are defined here.
 """
 
 from __future__ import annotations
@@ -87,3 +88,28 @@ def defined(keys: Iterable[str]) -> list[tuple[str, str, str]]:
     """``(key, meaning, source)`` for each distinct key (before ``@``) that has a definition, in order."""
     seen = dict.fromkeys(str(k).partition("@")[0] for k in keys)
     return [(k, *DEFINITIONS[k]) for k in seen if k in DEFINITIONS]
+
+
+#: The columns of the report's drill-down tables that are not measures of the table above.
+DRILLDOWN: dict[str, tuple[str, str]] = {
+    "breakdown": ("The cube dimension the row drills into (a breakdown of a variable, e.g. GEO.M).", "cube convention"),
+    "level": (
+        "Depth in the breakdown's hierarchy of the codes the row selects: 0 is the total, 1 the codes under it, "
+        "and so on. The row covers every cell with such a code on the breakdown, whatever its other codes.",
+        "cube convention",
+    ),
+    "name": (
+        "What the level holds: the words its codes' labels share before the code, else an example label; "
+        "in brackets the breakdowns of the same variable that stop at that level.",
+        "classification labels",
+    ),
+    "codes": ("Number of the breakdown's codes at that level.", "cube convention"),
+    "cells": ("Number of cells of the row: its codes times the cells of the other breakdowns.", "cube convention"),
+    "changed": ("Number of the row's cells whose published count differs from the original (p != o).", _HB58),
+}
+
+
+def drilldown_defined(keys: Iterable[str]) -> list[tuple[str, str, str]]:
+    """``(key, meaning, source)`` of each drill-down column: its own definition, else the measure's."""
+    table = DEFINITIONS | DRILLDOWN
+    return [(k, *table[k]) for k in dict.fromkeys(keys) if k in table]

@@ -19,10 +19,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from cubeguard.report import definitions, plots, rounding
-from cubeguard.report._markup import esc, image, outcome, page, status_table, table
+from cubeguard.report import definitions, drilldown, plots, rounding
+from cubeguard.report._markup import definition_list, esc, image, outcome, page, status_table, table
 from cubeguard.report.errors import ReportError
-from cubeguard.report.parquet import CUBE_FILES, MEASURES_FILE, PROGRAMME_FILES, SWEEP_FILE, write_all
+from cubeguard.report.parquet import (
+    CUBE_FILES,
+    DRILLDOWN_FILE,
+    MEASURES_FILE,
+    PROGRAMME_FILES,
+    SWEEP_FILE,
+    write_all,
+)
 from cubeguard.report.summary import CubeSummary, pool
 
 REPORT_FILE = "report.html"
@@ -52,6 +59,7 @@ def _problems(
     summaries: Mapping[str, CubeSummary],
     plot_cubes: Sequence[str] | None,
     sweep: pd.DataFrame | None,
+    levels: pd.DataFrame | None = None,
 ) -> list[str]:
     problems = []
     if len(set(cubes)) != len(cubes):
@@ -67,6 +75,8 @@ def _problems(
         problems.append(f"plot_cubes: no summary for cube(s) {unknown[:5]}; choose among the summarised cubes")
     if sweep is not None:
         problems += [f"sweep: {p}" for p in plots.ru_problems(sweep)]
+    if levels is not None:
+        problems += drilldown.problems(levels, cubes)
     return problems
 
 
@@ -170,8 +180,7 @@ def _definitions(columns: Iterable[object]) -> str:
     rows = definitions.defined(str(c) for c in columns)
     if not rows:
         return ""
-    items = "".join(f"<dt><code>{esc(k)}</code></dt><dd>{esc(text)} <em>{esc(src)}</em></dd>" for k, text, src in rows)
-    return f'<h3 id="measure-definitions">Definitions</h3><dl class="definitions">{items}</dl>'
+    return '<h3 id="measure-definitions">Definitions</h3>' + definition_list(rows)
 
 
 def _rounding_tables(measures: pd.DataFrame) -> str:
@@ -292,6 +301,7 @@ def write_report(
     plot_cubes: Sequence[str] | None = None,
     facts: Mapping[str, str] | None = None,
     methods: Sequence[tuple[str, str, str]] = (),
+    levels: pd.DataFrame | None = None,
 ) -> Path:
     """Write ``report.html`` and the report's Parquet files into ``folder``; return the page's path.
 
@@ -312,20 +322,22 @@ def write_report(
             shown under the title in this order.
         methods: sections on the release's methods, ``(anchor, navigation label, HTML)``, shown
             after the measures (e.g. :func:`cubeguard.report.ckm_section.cell_key_section`).
+        levels: the drill-down by breakdown and level of some or all of ``cubes``, as
+            :func:`cubeguard.report.drilldown.drilldown_frame` returns it; shown after the measures.
 
     Raises:
         ReportError: listing every inconsistency between the arguments.
     """
     folder = Path(folder)
     summaries = dict(summaries or {})
-    problems = _problems(cubes, measures, summaries, plot_cubes, sweep)
+    problems = _problems(cubes, measures, summaries, plot_cubes, sweep, levels)
     if problems:
         raise ReportError("the report cannot be written: " + "; ".join(problems))
     folder.mkdir(parents=True, exist_ok=True)
     shown = measures.loc[list(cubes)]
     summarised = {c: summaries[c] for c in cubes if c in summaries}
     programme = pool(summarised.values()) if summarised else None
-    write_all(folder, shown, summarised, programme, sweep)
+    write_all(folder, shown, summarised, programme, sweep, None if levels is None else drilldown.measures(levels))
     if plot_cubes is not None:
         chosen = [(c, "chosen by the caller") for c in plot_cubes]
     else:
@@ -337,6 +349,9 @@ def write_report(
         body.append(_sweep_section(sweep))
     sections.append(("measures-section", "Measures"))
     body.append(_measures_section(shown))
+    if levels is not None and len(levels):
+        sections.append((drilldown.ANCHOR, "Drill-down by breakdown and level"))
+        body.append(drilldown.drilldown_section(levels, cubes, DRILLDOWN_FILE))
     for anchor, label, html in methods:
         sections.append((anchor, label))
         body.append(html)
@@ -347,6 +362,7 @@ def write_report(
         sections.append(("cubes-section", "Cubes"))
         body.append(_cubes_section(chosen, summarised, len(cubes)))
     files = [MEASURES_FILE] + ([SWEEP_FILE] if sweep is not None else [])
+    files += [DRILLDOWN_FILE] if levels is not None else []
     files += [*CUBE_FILES, *PROGRAMME_FILES] if summarised else []
     content = _header(title, len(cubes), facts) + _nav(sections, chosen) + "".join(body) + _footer(files)
     path = folder / REPORT_FILE

@@ -5,6 +5,8 @@ Files in the report folder (long form, one row per table cell, columns Parquet c
 * ``measures.parquet``: one row per cube (column ``cube``), one column per measure key
   (``"rad@interior"``, see :mod:`cubeguard.measures.table`);
 * ``sweep.parquet``: the parameter sweep of the R-U map, if there is one;
+* ``drilldown.parquet``: the drill-down by breakdown and level, one row per cube, breakdown and
+  level (see :mod:`cubeguard.report.drilldown`), if the report has one;
 * ``deviations_by_dimension.parquet``, ``deviations_by_size.parquet`` and
   ``deviations_by_size_cumulative.parquet``: Höhne (2011) Tables 3, 4a and 4b of every cube, keyed
   by a ``cube`` column (select one cube's tables with ``frame[frame.cube == id]``);
@@ -29,6 +31,7 @@ from cubeguard.report.tables import long_by_dimension, long_cumulative
 
 MEASURES_FILE = "measures.parquet"
 SWEEP_FILE = "sweep.parquet"
+DRILLDOWN_FILE = "drilldown.parquet"
 TABLES = ("by_dimension", "by_size", "by_size_cumulative")
 CUBE_FILES = tuple(f"deviations_{t}.parquet" for t in TABLES)
 PROGRAMME_FILES = tuple(f"programme_{t}.parquet" for t in TABLES)
@@ -66,12 +69,14 @@ def write_all(
     summaries: Mapping[str, CubeSummary],
     programme: CubeSummary | None,
     sweep: pd.DataFrame | None,
+    drilldown: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Write every Parquet file of a report folder; remove those of an earlier report left without data."""
     written = [write_measures(folder, measures)]
-    if sweep is not None:
-        sweep.reset_index(drop=True).to_parquet(folder / SWEEP_FILE, index=False)
-        written.append(folder / SWEEP_FILE)
+    for name, frame in ((SWEEP_FILE, sweep), (DRILLDOWN_FILE, drilldown)):
+        if frame is not None:
+            frame.reset_index(drop=True).to_parquet(folder / name, index=False)
+            written.append(folder / name)
     if summaries:
         per_cube = [deviation_frames(s) for s in summaries.values()]
         for k, name in enumerate(CUBE_FILES):
@@ -81,7 +86,7 @@ def write_all(
         for name, frame in zip(PROGRAMME_FILES, deviation_frames(programme), strict=True):
             frame.to_parquet(folder / name, index=False)
             written.append(folder / name)
-    for name in (SWEEP_FILE, *CUBE_FILES, *PROGRAMME_FILES):
+    for name in (SWEEP_FILE, DRILLDOWN_FILE, *CUBE_FILES, *PROGRAMME_FILES):
         if folder / name not in written:
             (folder / name).unlink(missing_ok=True)
     return written

@@ -7,7 +7,8 @@
 * :func:`plot_original_vs_protected`: published against original counts on log axes, with the
   identity line (a hexbin of cell counts for big cubes);
 * :func:`plot_ru_map`: an R-U confidentiality map (Handbook on SDC v2, 5.8: disclosure risk
-  against information loss, one labelled point per parameter set).
+  against information loss, one labelled point per parameter set);
+* :func:`plot_drilldown`: a heat-map of a measure (RAD) per breakdown and hierarchy level.
 
 Figures are drawn on matplotlib's Agg canvas directly, without ``pyplot`` and its global state, so
 they can be drawn from threads and leave no open figures behind. The noise figure reveals the
@@ -20,6 +21,7 @@ import io
 import math
 from collections.abc import Sequence
 
+import matplotlib
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -315,4 +317,58 @@ def plot_ru_map(
     ax.set_ylabel(utility_label)
     ax.grid(linewidth=0.3)
     ax.set_title(title + note, fontsize=10)
+    return _png(figure)
+
+
+DRILLDOWN_CAPTION = (
+    "Mean relative absolute deviation |published - original| / original over the cells with an original count "
+    "above 0 (RAD, Shlomo 2009, 4.2), per breakdown (row) and level of its hierarchy (column, 0 = total), all "
+    "cubes pooled; blank where a breakdown has no such level. The tables below give each cube's values."
+)
+
+
+def plot_drilldown(
+    levels: pd.DataFrame, *, value: str = "rad", label: str = "", title: str = "", dpi: int = DPI
+) -> bytes:
+    """A heat-map of ``value`` per breakdown (rows, sorted) and level (columns), each cell annotated.
+
+    Args:
+        levels: columns ``breakdown``, ``level`` and ``value``, one row per breakdown and level (as
+            :func:`cubeguard.measures.drilldown.level_measures` of the pooled sums gives them).
+        value: the column to show (default: RAD).
+        label: the colour bar's label (default: ``value``).
+        title: the figure's title (default: names ``value``).
+        dpi: resolution.
+    """
+    rows = sorted(levels["breakdown"].astype(str).unique())
+    depth = int(levels["level"].max()) + 1 if len(levels) else 1
+    grid = np.full((len(rows), depth), np.nan)
+    where = {b: k for k, b in enumerate(rows)}
+    for b, d, v in zip(levels["breakdown"].astype(str), levels["level"], levels[value], strict=True):
+        grid[where[b], int(d)] = float(v)
+    cells_w, cells_h = 0.6 * depth, 0.22 * max(len(rows), 1)  # inches; around: labels, colour bar, titles
+    width, height = max(1.0 + cells_w + 1.2, 4.4), 0.95 + cells_h  # wide enough for the title
+    figure = Figure(figsize=(width, height), dpi=dpi)
+    FigureCanvasAgg(figure)
+    ax = figure.add_axes((1.0 / width, 0.55 / height, cells_w / width, cells_h / height))
+    bar = figure.add_axes(((1.15 + cells_w) / width, 0.55 / height, 0.12 / width, cells_h / height))
+    finite = grid[np.isfinite(grid)]
+    if not finite.size:
+        bar.set_visible(False)
+        _empty(ax, "no cell with an original count above 0")
+        return _png(figure)
+    top = max(float(finite.max()), 1e-9)
+    cmap = matplotlib.colormaps["YlOrRd"].with_extremes(bad="#eaeef2")
+    heat = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap=cmap, vmin=0.0, vmax=top)
+    for (r, c), v in np.ndenumerate(grid):
+        if np.isfinite(v):
+            ax.text(c, r, f"{v:.2g}", ha="center", va="center", fontsize=7, color="white" if v > 0.6 * top else "black")
+    ax.set_xticks(range(depth), [str(d) for d in range(depth)], fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.set_xlabel("level (0 = total)", fontsize=8)
+    figure.colorbar(heat, cax=bar).set_label(label or value, fontsize=8)
+    bar.tick_params(labelsize=7)
+    figure.suptitle(
+        title or f"{value} by breakdown and level", x=0.03, y=1.0 - 0.08 / height, ha="left", va="top", fontsize=9
+    )
     return _png(figure)

@@ -108,6 +108,7 @@ def test_plain_walk_publishes_what_the_flow_would_and_resumes_every_finished_ste
     page = (report / "r1.html").read_text()
     assert "<h1>Release r1</h1>" in page and f"hash {load_release(config).config_hash[:16]}" in page
     assert '<h2 id="cell-key-section">Cell key method</h2>' in page and "<h3>steps[0]</h3>" in page
+    assert page.count('<details class="drilldown">') == 3 and "<td>finest of GEO.1</td>" in page  # levels named
     timings = json.loads((config.parent / "out" / "internal" / "timings.json").read_text())
     assert [t["step"] for t in timings] == [s.name for s in STEPS]  # one row per step, in order
     assert all(t["seconds"] >= 0 and t["cpu_seconds"] >= 0 for t in timings)

@@ -129,8 +129,8 @@ def test_page_renders_offline_without_errors(report: Path, tmp_path: Path) -> No
     assert dom.h1 == TITLE  # escaped in the source, text again in the DOM
     assert dom.body.get("data-js") == "ran", "the page's script did not run"
     assert dom.errors == "", f"script or loading errors: {dom.errors}"
-    # three cubes and the pooled programme, three plots each, and the R-U map
-    assert len(dom.images) == 3 * 4 + 1
+    # three cubes and the pooled programme, three plots each, the R-U map and the drill-down heat-map
+    assert len(dom.images) == 3 * 4 + 2
     assert all(src.startswith("data:image/png;base64,") for src in dom.images)
 
 

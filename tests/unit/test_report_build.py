@@ -11,6 +11,7 @@ import pytest
 from cubeguard.cubes.store import open_cube, write_cube
 from cubeguard.measures.table import MeasureSpec, measure_cubes
 from cubeguard.report.build import build_report
+from cubeguard.report.drilldown import drilldown_frame, measures
 from cubeguard.report.errors import ReportError
 from tests.strategies import build_cube, flat_tree, override
 
@@ -39,7 +40,10 @@ def test_report_holds_the_measures_of_every_cube(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(back, expected)
     text = path.read_text(encoding="utf-8")
     assert "Protection report: " + tmp_path.name in text and "All 1 gate(s) passed." in text
-    assert text.count("<img") == 3 * 3 + 3  # three cubes and the pooled programme
+    assert text.count("<img") == 3 * 3 + 3 + 1  # three cubes and the pooled programme, the drill-down heat-map
+    assert text.count('<details class="drilldown"><summary>Cube ') == 3
+    levels = pd.read_parquet(path.parent / "drilldown.parquet")
+    pd.testing.assert_frame_equal(levels, measures(drilldown_frame(pairs)))  # batches of 30 cells: one cube each
 
 
 def test_missing_stores_say_what_to_run(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from cubeguard.measures.table import MEASURE_KEYS
-from cubeguard.report.definitions import DEFINITIONS, FACTS, defined
+from cubeguard.report.definitions import DEFINITIONS, DRILLDOWN, FACTS, defined, drilldown_defined
+from cubeguard.report.drilldown import SHOWN
 from cubeguard.report.html import _measures_section
 
 
@@ -24,3 +25,10 @@ def test_the_measures_section_defines_the_columns_it_shows_once_each() -> None:
     assert html.count("<dt><code>rad</code></dt>") == 1 and "<dt><code>hellinger</code></dt>" in html
     assert "Shlomo (2009), section 4" in html and "<dt><code>zeros_kept</code></dt>" not in html
     assert [k for k, _, _ in defined(measures.columns)] == ["rad", "hellinger"]
+
+
+def test_every_drilldown_column_has_one_definition_and_a_source() -> None:
+    rows = drilldown_defined(SHOWN)
+    assert [k for k, _, _ in rows] == list(SHOWN)
+    assert set(DRILLDOWN) <= set(SHOWN) and not set(DRILLDOWN) & set(DEFINITIONS)  # none stale, none shadowed
+    assert all(text.endswith(".") and source for _, text, source in rows)
