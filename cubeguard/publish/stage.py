@@ -30,6 +30,7 @@ from cubeguard.config.sdmx_check import release_layouts
 from cubeguard.cubes.store import consolidate_store
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.publish.checksums import tree_checksums
+from cubeguard.publish.datapackage import write_data_package
 from cubeguard.publish.flat import SUFFIX, export_flat
 from cubeguard.publish.lock import release_lock
 from cubeguard.publish.manifest import MANIFEST_NAME, PUBLISHED_NAME, build_manifest
@@ -206,7 +207,8 @@ def _build(
     """Write the store, the exports and the manifest into ``staging`` and flush them to disk.
 
     With SDMX-CSV exports, the release's SDMX-ML structure message is published beside them, and
-    each file is checked against the config's structure file (``sdmx.structure``) when it names one.
+    each file is checked against the config's structure file (``sdmx.structure``) when it names one;
+    with CSV exports, a Frictionless Data Package (``datapackage.json``) giving each column's type.
     """
     _checkpoint("staging-created")
     when = datetime.now(UTC)
@@ -236,6 +238,8 @@ def _build(
             if progress:
                 progress("publish", 1)
     consolidate_store(staging / STORE_NAME)  # after the exports, which read the cubes one by one
+    if "csv" in exports:  # CSV has no types: say which columns hold codes (strings) and which counts
+        write_data_package(staging / EXPORTS_NAME, release, release_id, [c.id for c in cubes])
     _checkpoint("exports-written")
     checksums = tree_checksums(staging)
     manifest = build_manifest(release_id, release, cubes, checksums, created_at=when)

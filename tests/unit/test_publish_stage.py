@@ -58,10 +58,13 @@ def test_a_release_holds_the_store_the_exports_and_a_manifest_that_lists_them(re
     assert result.path == root / "tiny-1" == release.config.output.folder / "published" / "tiny-1"
     assert sorted(p.name for p in root.iterdir()) == [".lock", "tiny-1"]  # no staging folder left
     assert sorted(p.name for p in result.path.iterdir()) == ["exports", "manifest.json", "store.zarr"]
-    assert sorted(p.name for p in (result.path / "exports").iterdir()) == [
-        *(f"{c}.{ext}" for c in ("c1", "c2", "hh") for ext in ("csv", "parquet", "sdmx.csv")),
-        "structure.sdmx.xml",
-    ]
+    assert sorted(p.name for p in (result.path / "exports").iterdir()) == sorted(
+        [
+            *(f"{c}.{ext}" for c in ("c1", "c2", "hh") for ext in ("csv", "parquet", "sdmx.csv")),
+            "datapackage.json",
+            "structure.sdmx.xml",
+        ]
+    )
     manifest = json.loads((result.path / "manifest.json").read_text())
     assert manifest == result.manifest
     assert manifest["files"] == result.checksums
