@@ -231,6 +231,17 @@ def server(config: Path, port: int, log: Path) -> Iterator[tuple[subprocess.Pope
         out.close()
 
 
+def wait_precomputed(url: str, t0: float) -> tuple[int, float]:
+    """Wait until the service has tabulated its planned crossings; their number and the seconds since ``t0``."""
+    import httpx
+
+    while True:
+        done = httpx.get(f"{url}/api/release", timeout=5).json().get("precomputed", {"ready": 0, "planned": 0})
+        if done["ready"] >= done["planned"]:
+            return int(done["planned"]), time.perf_counter() - t0
+        time.sleep(0.25)
+
+
 def vm_hwm_mb(pid: int) -> float | None:
     """The kernel's peak resident memory of ``pid`` (VmHWM)."""
     try:
@@ -577,11 +588,13 @@ def markdown(p: dict[str, Any]) -> str:
         f"Release{' (reused, run ' + str(rel.get('date')) + ')' if rel.get('reused') else ''}: "
         f"`{rel.get('command', '(skipped)')}`: {rel.get('seconds', '?')} s, CPU {rel.get('cpu_seconds', '?')} s, "
         f"peak RSS {rel.get('peak_rss_mb', '?')} MB. Service start-up until `/api/release` answers: "
-        f"{p['server']['startup_seconds']} s; server peak RSS (VmHWM) {p['server']['vm_hwm_mb']} MB, "
+        f"{p['server']['startup_seconds']} s; its {p['server'].get('crossings', 0)} finest crossings "
+        f"(tables.precompute_cells) tabulated after {p['server'].get('crossings_seconds', '-')} s, before the phases; "
+        f"server peak RSS (VmHWM) {p['server']['vm_hwm_mb']} MB, "
         f"CPU {p['server']['cpu_seconds']} s over the run.",
         "",
         "Phases: **solo** one client, the first tables of the order (service time of a cold table, no queueing); "
-        "**cold** all clients, each query a table never asked before (tabulated, margins, noise, rules) until the "
+        "**cold** all clients, each query a table never asked before (summed from a crossing or tabulated, margins, noise, rules) until the "
         f"tables of the kind run out or {a['duration']:g} s pass; **warm** all clients drawing for {a['duration']:g} s "
         f"from a pool of {a['pool']} tables (or all of the kind, if fewer) that the service has cached as far as its "
         "caches hold them (the pool is asked once before, in the prewarm phase). Latencies in ms, from sending the request until the body is read.",
@@ -716,6 +729,8 @@ def main() -> None:
     port = free_port()
     with server(config, port, WORK / f"server_{args.persons}.log") as (proc, startup):
         print(f"service answering after {startup:.1f} s (pid {proc.pid})", flush=True)
+        crossings, precomputed = wait_precomputed(f"http://127.0.0.1:{port}", time.perf_counter() - startup)
+        print(f"{crossings} finest crossings tabulated after {precomputed:.1f} s", flush=True)
         loaded = load(f"http://127.0.0.1:{port}", proc.pid, args)
         import psutil
 
@@ -723,6 +738,8 @@ def main() -> None:
         srv = {
             "command": f"cubeguard tables {config.relative_to(ROOT)} --port {port}",
             "startup_seconds": round(startup, 1),
+            "crossings": crossings,
+            "crossings_seconds": round(precomputed, 1),
             "vm_hwm_mb": vm_hwm_mb(proc.pid),
             "cpu_seconds": round(t.user + t.system, 1),
         }

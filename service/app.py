@@ -42,6 +42,7 @@ class Service:
         self.config = config
         self.overrides = overrides
         self.engine: TableEngine = open_served(config, release_id, overrides)
+        _build_crossings(self.engine)
         spec = self.engine.spec
         self.limit = RateLimit(spec.rate_limit_per_minute)
         self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
@@ -54,7 +55,9 @@ class Service:
     def reload(self, release_id: str | None) -> str:
         """Serve ``release_id`` (default: the newest published one); the old engine serves until then."""
         with self._reload:
-            self.engine = open_served(self.config, release_id, self.overrides)
+            engine = open_served(self.config, release_id, self.overrides)
+            _build_crossings(engine)
+            self.engine = engine
         return self.engine.release_id
 
     def query(self, client: str, query: TableQuery, fmt: str) -> Response:
@@ -98,6 +101,11 @@ class Service:
 
     def _log(self, client: str, engine: TableEngine, query: dict[str, Any], outcome: Outcome, rule: str | None, cells: int | None) -> None:  # fmt: skip
         self.log.append(client, engine.release_id, query, outcome, rule, cells)
+
+
+def _build_crossings(engine: TableEngine) -> None:
+    """Tabulate the engine's finest crossings in the background; tables are answered meanwhile."""
+    threading.Thread(target=engine.build_crossings, name="crossings", daemon=True).start()
 
 
 def _refusal(status: int, rule: str, message: str) -> JSONResponse:

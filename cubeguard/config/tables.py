@@ -49,6 +49,13 @@ class TablesSpec(Frozen):
     means: dict[str, MeanSpec] = Field(
         default_factory=dict, description="Numeric columns whose cell means a table may show (as m / n-hat)."
     )
+    precompute_cells: int = Field(
+        default=50_000_000,
+        ge=0,
+        description="Bottom cells (16 bytes each) of the finest crossings of max_dimensions variables that the "
+        "service tabulates when it starts, smallest first, so a new table within them is summed instead of "
+        "tabulated from the records (0: none).",
+    )
     rate_limit_per_minute: int = Field(default=120, gt=0, description="Queries per client and minute.")
     admin_token_env: str | None = Field(
         default=None,

@@ -56,7 +56,9 @@ def refinement(fine: Breakdown, coarse: Breakdown) -> npt.NDArray[np.intp] | Non
 
 
 @dataclass(frozen=True)
-class _Entry:
+class Entry:
+    """The bottom cells of one tabulated table: its breakdowns, counts and key sums."""
+
     breakdowns: tuple[Breakdown, ...]
     counts: npt.NDArray[np.int64]
     key_sums: npt.NDArray[np.uint64]
@@ -68,7 +70,7 @@ class BottomCache:
     def __init__(self, cells: int, refines: Refinements) -> None:
         self.cells = cells
         self.refines = refines
-        self._entries: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
+        self._entries: OrderedDict[tuple[object, ...], Entry] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
 
@@ -78,7 +80,7 @@ class BottomCache:
         with self._lock:
             if key in self._entries:
                 return
-            self._entries[key] = _Entry(tuple(bds), *bottoms)
+            self._entries[key] = Entry(tuple(bds), *bottoms)
             self._held += bottoms[0].size
             while self._held > self.cells and len(self._entries) > 1:
                 _, old = self._entries.popitem(last=False)
@@ -89,16 +91,16 @@ class BottomCache:
         with self._lock:
             candidates = [(k, e) for k, e in self._entries.items() if k[0] == scope]
         for key, entry in reversed(candidates):
-            plan = _plan(entry.breakdowns, bds, self.refines)
+            plan = plan_from(entry.breakdowns, bds, self.refines)
             if plan is not None:
                 with self._lock:
                     if key in self._entries:
                         self._entries.move_to_end(key)
-                return _summed(entry, plan)
+                return summed(entry, plan)
         return None
 
 
-def _plan(
+def plan_from(
     source: tuple[Breakdown, ...], bds: list[Breakdown], refines: Refinements
 ) -> list[tuple[int, npt.NDArray[np.intp]]] | None:
     """For each wanted breakdown, the source axis that refines it and its range starts."""
@@ -114,7 +116,8 @@ def _plan(
     return plan
 
 
-def _summed(entry: _Entry, plan: list[tuple[int, npt.NDArray[np.intp]]]) -> Bottoms:
+def summed(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]]) -> Bottoms:
+    """The bottom cells of a table summed from ``entry`` along ``plan`` (from :func:`plan_from`)."""
     axes = [a for a, _ in plan]
     others = tuple(a for a in range(entry.counts.ndim) if a not in axes)
     counts = entry.counts.sum(axis=others, dtype=np.int64) if others else entry.counts

@@ -27,6 +27,7 @@ from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.model import make_cube
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CubeFunction
+from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import BottomCache, Refinements
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
@@ -74,6 +75,7 @@ class TableEngine:
         self._cached_cells = 0
         self._refines = Refinements()  # the engine's breakdowns live as long as it does: ids stay unique
         self._bottoms = BottomCache(BOTTOM_CELLS, self._refines)
+        self.crossings = Crossings(self.offered, self.spec.max_dimensions, self.spec.precompute_cells, self._refines)
         self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
 
@@ -101,6 +103,18 @@ class TableEngine:
             while self._cached_cells > CACHED_CELLS and len(self._cache) > 1:
                 _, old = self._cache.popitem(last=False)
                 self._cached_cells -= _cells(old)
+
+    def build_crossings(self, workers: int = 2) -> None:
+        """Tabulate the planned finest crossings of the default population (see :mod:`cubeguard.tables.crossings`)."""
+        population = self.spec.populations[0]
+
+        def bottoms(bds: list[Breakdown]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+            counts, key_sums, _ = self._tabulated(
+                TableQuery(breakdowns=[b.id for b in bds], population=population), bds
+            )
+            return counts, key_sums
+
+        self.crossings.build(bottoms, workers)
 
     def tabulate(self, query: TableQuery) -> xr.Dataset:
         """The protected table without the rules (for checks inside cubeguard; never served as is)."""
@@ -135,7 +149,8 @@ class TableEngine:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
         """Bottom cells: counts, exact key sums and (for a mean) sums of the numeric column.
 
-        Without a mean, the table is summed from a finer one tabulated before when there is one;
+        Without a mean, the table is summed from a finer one tabulated before when there is one (a
+        crossing tabulated when the release was opened, :mod:`cubeguard.tables.crossings`, or a table asked before);
         otherwise it is tabulated at the finest offered levels of its variables (up to
         :data:`FINE_CELLS` bottom cells), kept, and summed from that, so that later tables of the
         same variables at coarser levels, or of fewer of them, need no pass over the records.
@@ -145,7 +160,8 @@ class TableEngine:
         if query.mean is not None:
             return self._tabulated(query, bds)
         scope = (query.population, tuple(sorted(query.filters.items())))
-        found = self._bottoms.derive(scope, bds)
+        found = self.crossings.derive(bds) if scope == (self.spec.populations[0], ()) else None
+        found = found or self._bottoms.derive(scope, bds)
         if found is None:
             fine = self._finest(bds)
             counts, key_sums, _ = self._tabulated(query, fine)
@@ -168,7 +184,8 @@ class TableEngine:
         self, query: TableQuery, bds: list[Breakdown]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
         """One pass over the records."""
-        self.passes += 1
+        with self._lock:
+            self.passes += 1
         shape = tuple(b.n_bottom for b in bds)
         strides = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))]
         pairs = [(self._column(b).codes, _weights(b, self._column(b), s)) for b, s in zip(bds, strides, strict=True)]

@@ -174,12 +174,12 @@ class KeyStoreWriter:
 
 
 def source_hash(config: BaseModel) -> str:
-    """What the store's content depends on: the whole config but its ``tables`` rules and its output.
+    """What the store's content depends on: the whole config but its ``tables`` rules, output and SDMX names.
 
     Serving checks it, so rules may change after a release but classifications, populations,
     input and steps may not.
     """
-    data = config.model_dump(mode="json", exclude={"tables", "output", "description"})
+    data = config.model_dump(mode="json", exclude={"tables", "output", "description", "sdmx"})
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
