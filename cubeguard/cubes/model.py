@@ -26,12 +26,33 @@ def make_cube(
     dims = [b.id for b in breakdowns]
     coords: dict[str, object] = {}
     for b in breakdowns:
-        coords[b.id] = (b.id, np.array(b.codes, dtype=object))
-        coords[f"{b.id}.parent"] = (b.id, np.array(b.parents, dtype=object))
-        coords[f"{b.id}.depth"] = (b.id, np.array(b.depths, dtype=np.int16))
-        coords[f"{b.id}.label"] = (b.id, np.array(b.labels, dtype=object))
+        coords.update(_coords(b))
     return xr.Dataset(
         {"count": (dims, counts), "key_sum": (dims, key_sums)},
         coords=coords,
         attrs={**attrs, "breakdowns": dims},
     )
+
+
+_COORDS: dict[int, tuple[Breakdown, dict[str, xr.Variable]]] = {}
+_COORDS_KEPT = 4096
+
+
+def _coords(b: Breakdown) -> dict[str, xr.Variable]:
+    """The coordinates of breakdown ``b`` (codes, parents, depths, labels), built once per breakdown.
+
+    Building them converts the codes and labels to xarray's types, which cost more than the rest
+    of a small cube (the table service builds one per table); the variables are read-only.
+    """
+    found = _COORDS.get(id(b))
+    if found is None or found[0] is not b:
+        if len(_COORDS) >= _COORDS_KEPT:
+            _COORDS.clear()
+        variables = {
+            b.id: xr.IndexVariable((b.id,), np.array(b.codes, dtype=object)),  # type: ignore[no-untyped-call]
+            f"{b.id}.parent": xr.Variable((b.id,), np.array(b.parents, dtype=object)),
+            f"{b.id}.depth": xr.Variable((b.id,), np.array(b.depths, dtype=np.int16)),
+            f"{b.id}.label": xr.Variable((b.id,), np.array(b.labels, dtype=object)),
+        }
+        found = _COORDS[id(b)] = (b, variables)
+    return found[1]

@@ -126,6 +126,8 @@ def summed(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]]) -> Bottom
     order = [kept.index(a) for a in axes]
     counts, key_sums = np.transpose(counts, order), np.transpose(key_sums, order)
     for d, (_, starts) in enumerate(plan):
+        if starts.size == counts.shape[d]:  # the same level: every range holds one code
+            continue
         counts = np.add.reduceat(counts, starts, axis=d)
         key_sums = np.add.reduceat(key_sums, starts, axis=d)
     return np.ascontiguousarray(counts), np.ascontiguousarray(key_sums)
