@@ -50,12 +50,12 @@ def csv_resource(release: Release, cube_id: str, path: str) -> dict[str, Any]:
     }
 
 
-def write_data_package(folder: Path, release: Release, release_id: str, cube_ids: Sequence[str]) -> Path:
+def write_data_package(folder: Path, release: Release, cube_ids: Sequence[str]) -> Path:
     """Write ``folder/datapackage.json`` for the CSV files ``<cube>.csv`` of ``cube_ids`` in ``folder``."""
-    package = {
+    package = {  # the release id is in the manifest: the exports of one release are the same bytes under any id
         "profile": "tabular-data-package",
-        "name": package_name(release_id),
-        "title": f"Release {release_id} of {release.config.name}",
+        "name": package_name(release.config.name),
+        "title": release.config.description or release.config.name,
         "resources": [csv_resource(release, c, f"{c}.csv") for c in cube_ids],
     }
     target = folder / NAME

@@ -239,7 +239,7 @@ def _build(
                 progress("publish", 1)
     consolidate_store(staging / STORE_NAME)  # after the exports, which read the cubes one by one
     if "csv" in exports:  # CSV has no types: say which columns hold codes (strings) and which counts
-        write_data_package(staging / EXPORTS_NAME, release, release_id, [c.id for c in cubes])
+        write_data_package(staging / EXPORTS_NAME, release, [c.id for c in cubes])
     _checkpoint("exports-written")
     checksums = tree_checksums(staging)
     manifest = build_manifest(release_id, release, cubes, checksums, created_at=when)

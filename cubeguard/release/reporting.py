@@ -44,6 +44,7 @@ def report_step(ctx: Context) -> Reported:
     }
     folder = release.config.output.folder
     pairs = cube_pairs(release)  # for a release with pre-tabular steps: the cubes as delivered
+    delivered = pairs if release.config.pre_tabular else None  # else the stores, read without Dask (less memory)
     page = build_report(
         folder,
         gates=plain_rows(gated.rows),
@@ -51,8 +52,10 @@ def report_step(ctx: Context) -> Reported:
         title=f"Release {rid}",
         facts=facts,
         methods=_method_sections(ctx),
-        levels=drilldown_frame(pairs, finest_levels(release.breakdowns), workers=2),
-        pairs=pairs,
+        levels=drilldown_frame(
+            pairs, finest_levels(release.breakdowns), workers=1
+        ),  # 2 threads: no faster, more memory
+        pairs=delivered,
     )
     return Reported(str(page))
 

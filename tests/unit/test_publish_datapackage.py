@@ -18,7 +18,7 @@ def test_the_data_package_types_every_csv_column_and_frictionless_validates_the_
     report = package.validate()  # every CSV read against its resource's schema
     assert report.valid, report.flatten(["type", "note"])
     described = json.loads((exports / "datapackage.json").read_text())
-    assert described["name"] == "tiny.1" and described["profile"] == "tabular-data-package"
+    assert described["name"] == "tiny" and described["profile"] == "tabular-data-package"
     resources = {r["path"]: r for r in described["resources"]}
     assert sorted(resources) == ["c1.csv", "c2.csv", "hh.csv"]
     fields = resources["c1.csv"]["schema"]["fields"]
