@@ -82,7 +82,7 @@ def deviation_by_dimension(
     dev_k = dev[keep]
     n_dev = int(dev_k.max()) + 1 if dev_k.size else 1
     cells = np.bincount(dev_k * (top + 1) + group, minlength=n_dev * (top + 1)).reshape(n_dev, top + 1)
-    present = np.unique(np.minimum(tdim, top)).tolist()  # every table dimension of the cube
+    present = _distinct(np.minimum(tdim, top)).tolist()  # every table dimension of the cube
     labels = [f"{g}+" if g == top else str(g) for g in present]
     counts = cells[:, present]
     n = counts.sum(axis=0)
@@ -96,6 +96,17 @@ def deviation_by_dimension(
     out = pd.DataFrame(np.vstack([body, total]), index=index, columns=columns)
     out["cells"] = out["cells"].astype(np.int64)
     return out
+
+
+def _distinct(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The distinct values of small integers from -1 up, ascending: ``np.unique`` by counting.
+
+    numpy 2.4's ``np.unique`` takes 0.33 s on a cube of 12M cells of a few values; ``bincount``
+    0.01 s (the report's Höhne tables call it twice per cube).
+    """
+    if values.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.bincount(np.asarray(values, dtype=np.int64).ravel() + 1)) - 1
 
 
 def size_class(counts: npt.ArrayLike) -> npt.NDArray[np.int64]:
@@ -128,7 +139,7 @@ def deviation_by_size(
     o, dev, keep = _deviations(original, protected, include_zeros)  # type: ignore[arg-type]
     cls = size_class(o[keep])
     dev_k = dev[keep]
-    classes = np.unique(cls)
+    classes = _distinct(cls)
     n_dev = int(dev_k.max()) + 1 if dev_k.size else 1
     rows, cum_rows, labels = [], [], []
     for k in classes:
