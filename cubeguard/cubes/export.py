@@ -92,14 +92,18 @@ def parquet_metadata(cube: xr.Dataset) -> dict[str, str]:
 
 
 def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
-    counts = cube["count"]
-    dims = list(counts.dims)
-    lead = dims[0]
-    rest = int(np.prod([counts.sizes[d] for d in dims[1:]], dtype=np.int64)) if len(dims) > 1 else 1
-    step = max(1, BLOCK_CELLS // max(rest, 1))
-    for start in range(0, counts.sizes[lead], step):
-        block = counts.isel({lead: slice(start, start + step)}).load()
+    for block in count_blocks(cube, BLOCK_CELLS):
         yield cell_table(block, fmt)
+
+
+def count_blocks(cube: xr.Dataset, cells: int) -> Iterator[xr.DataArray]:
+    """The cube's ``count`` in blocks along its first dimension of about ``cells`` cells, each loaded."""
+    counts = cube["count"]
+    lead = counts.dims[0]
+    rest = int(np.prod([counts.sizes[d] for d in counts.dims[1:]], dtype=np.int64)) if counts.ndim > 1 else 1
+    step = max(1, cells // max(rest, 1))
+    for start in range(0, counts.sizes[lead], step):
+        yield counts.isel({lead: slice(start, start + step)}).load()
 
 
 def cell_table(block: xr.DataArray, fmt: str) -> pa.Table:

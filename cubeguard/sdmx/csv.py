@@ -12,7 +12,6 @@ writer on a whole cube.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +24,7 @@ from pysdmx.io import write_sdmx
 from pysdmx.io.format import Format
 from pysdmx.io.pd import PandasDataset
 
-from cubeguard.cubes.export import code_column
+from cubeguard.cubes.export import code_column, count_blocks
 from cubeguard.cubes.store import open_cube
 from cubeguard.sdmx.layout import CubeLayout, layout_of_cube
 from cubeguard.sdmx.spec import SdmxSpec
@@ -55,7 +54,7 @@ def export_sdmx_csv(
     with target.open("wb") as sink:
         sink.write(header_line(layout, csv_version, internal).encode())
         options = pacsv.WriteOptions(include_header=False, quoting_style="none")
-        for block in _blocks(cube):
+        for block in count_blocks(cube, BLOCK_CELLS):
             pacsv.write_csv(sdmx_rows(block, layout, csv_version, internal), sink, options)
     return target
 
@@ -112,12 +111,3 @@ def _columns(
 
 def _repeat(value: str, n: int) -> pa.Array:
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value])).cast(pa.string())
-
-
-def _blocks(cube: xr.Dataset) -> Iterator[xr.DataArray]:
-    counts = cube["count"]
-    lead = counts.dims[0]
-    rest = int(np.prod([counts.sizes[d] for d in counts.dims[1:]], dtype=np.int64)) if counts.ndim > 1 else 1
-    step = max(1, BLOCK_CELLS // max(rest, 1))
-    for start in range(0, counts.sizes[lead], step):
-        yield counts.isel({lead: slice(start, start + step)}).load()
