@@ -11,6 +11,7 @@ reported at once.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,9 +55,20 @@ class Conformance:
 
 
 def read_structures(path: Path) -> dict[str, DataStructureDefinition]:
-    """The DSD of every dataflow of an SDMX-ML structure message, keyed ``AGENCY:ID(VERSION)``."""
+    """The DSD of every dataflow of an SDMX-ML structure message, keyed ``AGENCY:ID(VERSION)``.
+
+    A release reads its structure file twice (the config check, then the publish step): the file
+    is parsed once per content (path, size and modification time); the DSDs are frozen.
+    """
     if not path.is_file():
         raise CubeguardError(f"structure file {path} does not exist")
+    stat = path.stat()
+    return dict(_parsed(str(path.resolve()), stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(path_text: str, size: int, mtime_ns: int) -> dict[str, DataStructureDefinition]:
+    path = Path(path_text)
     try:
         message = read_sdmx(path, validate=True)
     except (PysdmxError, OSError, ValueError) as exc:

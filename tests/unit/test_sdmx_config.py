@@ -107,3 +107,14 @@ def _flat(output: str) -> str:
 def test_an_unknown_sdmx_csv_version_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CubeguardError, match=r"unknown SDMX-CSV version '3.0'; use 2.0 or 1.0"):
         export_flat(tmp_path / "s.zarr", "c1", "sdmx-csv", tmp_path / "x.csv", sdmx_version="3.0")
+
+
+def test_a_rewritten_structure_file_is_read_again(tiny_release: Path, tmp_path: Path) -> None:
+    from cubeguard.sdmx.validate import read_structures
+
+    release = load_release(tiny_release)
+    layouts = release_layouts(release.config, release.breakdowns)
+    path = write_structure(layouts, tmp_path / "s.xml", datetime.now(UTC))
+    assert len(read_structures(path)) == 3
+    write_structure(layouts[:1], path, datetime.now(UTC))
+    assert list(read_structures(path)) == ["CUBEGUARD:CENSUS_c1(1.0)"]
