@@ -10,7 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-TINY_CONFIG = """\
+TINY_GEO_CODES = """\
+    codes:
+      - {code: "0", label: Country}
+      - {code: "A", parent: "0"}
+      - {code: "A1", parent: "A"}
+      - {code: "A2", parent: "A"}
+      - {code: "B", parent: "0"}
+      - {code: "B1", parent: "B"}
+"""  # the GEO code list of TINY_CONFIG
+TINY_CONFIG = (
+    """\
 schema_version: 1
 name: tiny
 input:
@@ -37,14 +47,9 @@ variables:
     breakdowns: {AGE.L: {depth: 1}, AGE.M: {}}
   GEO:
     column: region
-    codes:
-      - {code: "0", label: Country}
-      - {code: "A", parent: "0"}
-      - {code: "A1", parent: "A"}
-      - {code: "A2", parent: "A"}
-      - {code: "B", parent: "0"}
-      - {code: "B1", parent: "B"}
-    breakdowns: {GEO.1: {depth: 1}, GEO.2: {}}
+"""
+    + TINY_GEO_CODES
+    + """    breakdowns: {GEO.1: {depth: 1}, GEO.2: {}}
 populations:
   total: {}
   households: {unit: households}
@@ -57,6 +62,7 @@ steps:
 output: {folder: out}
 gates: {forbidden_values: [1, 2]}
 """
+)
 TINY_GATES = "gates: {forbidden_values: [1, 2]}\n"  # its last line: a release must have a disclosure gate
 
 

@@ -9,18 +9,10 @@ import pytest
 
 from cubeguard.config import load_release
 from tests.conftest import TINY_CONFIG, load_problems
+from tests.conftest import TINY_GEO_CODES as GEO_CODES
 
 COURSE = Path(__file__).resolve().parents[2] / "configs" / "censusprotection.yaml"
 HIER = Path(__file__).resolve().parents[3] / "shared" / "external" / "censusprotection" / "hierarchies"
-GEO_CODES = """\
-    codes:
-      - {code: "0", label: Country}
-      - {code: "A", parent: "0"}
-      - {code: "A1", parent: "A"}
-      - {code: "A2", parent: "A"}
-      - {code: "B", parent: "0"}
-      - {code: "B1", parent: "B"}
-"""
 # Groups "1" and "2" are written unpadded, their leaves right-justified to 3, as in the course AGE file.
 PADDED = "1\r\n@  1\r\n@  2\r\n2\r\n@  3\r\n"
 
