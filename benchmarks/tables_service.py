@@ -22,7 +22,7 @@ Run: ``.venv/bin/python benchmarks/tables_service.py [--persons 10000000] [--dur
    the server's CPU seconds and peak RSS, and this (client) process's CPU seconds.
 4. Before the server starts, a separate process (twice: as is, and with ``OMP_WAIT_POLICY=PASSIVE``)
    opens the same release in-process and times each stage of a query on a sample of the pool
-   (tabulation kernel, margins, protection, rules, JSON body, the query log's insert), to show
+   (cells with margins, protection, rules, JSON body, the query log's insert), to show
    where the time goes.
 
 Writes ``benchmarks/results/tables_service.{json,md}`` (``--results-dir`` elsewhere for trials).
@@ -472,16 +472,15 @@ def stages(config: Path, kinds: list[str], seed: int, pool: int, sample: int) ->
     """Each stage of a query timed in this process on ``sample`` pool tables of each kind.
 
     The stages are those of :meth:`cubeguard.tables.engine.TableEngine.answer` and of the service's
-    body: tabulation kernel, margins, cube, protection, rules, JSON-stat body, query log.
+    body: the cells with their margins (summed from a crossing, or tabulated), cube, protection,
+    rules, JSON-stat body, query log.
     """
     import tempfile
 
     import numpy as np
 
     from cubeguard.audit.queries import QueryLog
-    from cubeguard.cubes.model import make_cube
     from cubeguard.tables.describe import describe_variables
-    from cubeguard.tables.engine import margins
     from cubeguard.tables.formats import encode, json_stat
     from cubeguard.tables.query import TableQuery
     from cubeguard.tables.rules import check_form, check_values
@@ -490,6 +489,7 @@ def stages(config: Path, kinds: list[str], seed: int, pool: int, sample: int) ->
     t0 = time.perf_counter()
     engine = open_served(config)
     opened = time.perf_counter() - t0
+    engine.build_crossings()  # as the service does when it starts
     protect, build = engine.protect, json_stat
 
     def body_of(answer: Any) -> bytes:
@@ -514,19 +514,12 @@ def stages(config: Path, kinds: list[str], seed: int, pool: int, sample: int) ->
             t_all = time.perf_counter()
             with clock(per, "check_form"):
                 check_form(query, engine.spec, engine.offered)
-            with clock(per, "tabulate_kernel"):
-                counts, key_sums, _ = engine._bottom(query, bds)
-            with clock(per, "margins_counts"):
-                full_c = margins(counts, bds)
-            with clock(per, "margins_key_sums"):
-                full_k = margins(key_sums, bds)
-            with clock(per, "make_cube"):
-                cube = make_cube(bds, full_c, full_k, {"key_scale": engine.store.key_scale.label})
+            with clock(per, "cells_with_margins"):  # summed from a crossing, or tabulated, margins included
+                full_c, full_k, _ = engine._full(query, bds)
             with clock(per, "protect"):
-                table_ds = protect(cube)
-                table_ds = table_ds.drop_vars([v for v in ("key_sum", "noise") if v in table_ds])
+                published = protect(full_c, full_k, engine.store.key_scale)
             with clock(per, "check_values"):
-                check_values(table_ds, bds, engine.spec)
+                check_values(published, bds, engine.spec)
             per.setdefault("compute_total", []).append((time.perf_counter() - t_all) * 1000)
             answer = engine.answer(query)  # the engine's own path (cached from here on)
             with clock(per, "cache_hit"):
@@ -631,15 +624,16 @@ def markdown(p: dict[str, Any]) -> str:
     for v in p["verdicts"]:
         lines.append(f"| {v['target']} | {v['measured']} | {'yes' if v['met'] else '**no**'} |")
     for variant, st in (p.get("stages") or {}).items():
-        names = ["check_form", "tabulate_kernel", "margins_counts", "margins_key_sums", "make_cube", "protect",
+        names = ["check_form", "cells_with_margins", "protect",
                  "check_values", "compute_total", "cache_hit", "json_build", "json_body", "query_log_insert"]  # fmt: skip
         lines += ["", f"## Where the time goes ({variant})", ""]
         if variant == "default":
             lines += [
                 f"One thread in a separate process (before the server starts), the release opened in-process "
                 f"({st['open_seconds']} s, {st['records']:,} records); median ms per query over a sample of each "
-                "kind's pool. `compute_total` is what a cold table costs before its answer is cached (tabulation "
-                "kernel, margins of counts and key sums, cube, the release's protection, value rules); `json_build` "
+                "kind's pool, with the service's crossings tabulated first. `compute_total` is what a cold table costs "
+                "before its answer is cached (`cells_with_margins`: counts and key sums with every total, summed "
+                "from a crossing or tabulated; the release's protection on the arrays, value rules); `json_build` "
                 "is the body as Python objects, `json_body` the body's bytes as the service makes them (building "
                 "included); `query_log_insert` one logged query (SQLite, one writer, committed before the answer "
                 "is sent).",

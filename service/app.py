@@ -94,7 +94,7 @@ class Service:
                 return found
         with self._computing:  # one table per core at a time: more threads only wait for the GIL
             answer = engine.answer(query)
-            found = (int(answer.table["count"].size), encode(answer, fmt, engine.release.config.sdmx))
+            found = (int(answer.count.size), encode(answer, fmt, engine.release.config.sdmx))
         with self._lock:
             if key not in self._bytes:
                 self._bytes[key] = found

@@ -32,6 +32,13 @@ def _noise_block(
     return lookup_noise(counts, scale.cell_keys(key_sums), ptable)
 
 
+def perturb_cells(
+    counts: npt.NDArray[np.int64], key_sums: npt.NDArray[np.uint64], ptable: PTable, scale: KeyScale
+) -> npt.NDArray[np.int64]:
+    """Published counts of cells given as plain arrays (any shape): ``count + noise``, as :func:`perturb_cube`."""
+    return counts + _noise_block(counts, key_sums, ptable, scale)
+
+
 def perturb_cube(cube: xr.Dataset, ptable: PTable) -> xr.Dataset:
     """The cube with ``count`` replaced by published counts and the ``noise`` added (internal).
 
@@ -39,11 +46,12 @@ def perturb_cube(cube: xr.Dataset, ptable: PTable) -> xr.Dataset:
     """
     scale = KeyScale.from_label(str(cube.attrs["key_scale"]))
     if cube["count"].chunks is None:  # in memory (a flexible table): numpy, without apply_ufunc's alignment
-        values = _noise_block(cube["count"].values, cube["key_sum"].values, ptable, scale)
+        counts = cube["count"].values
+        published = perturb_cells(counts, cube["key_sum"].values, ptable, scale)
         dims = cube["count"].dims
-        noise = xr.Variable(dims, values)
+        noise = xr.Variable(dims, published - counts)
         total = cube["noise"].variable + noise if "noise" in cube else noise
-        return cube.assign(count=xr.Variable(dims, cube["count"].values + values), noise=total)
+        return cube.assign(count=xr.Variable(dims, published), noise=total)
     noise = xr.apply_ufunc(
         _noise_block,
         cube["count"],

@@ -15,6 +15,7 @@ from itertools import combinations
 from cubeguard.config.models import ReleaseConfig
 from cubeguard.config.yamlmap import KeyPath
 from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.methods.registry import CUBE_METHODS
 
 Add = Callable[[KeyPath, str], None]
 
@@ -50,19 +51,13 @@ def check_tables(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], add: Add)
 def _check_protection(cfg: ReleaseConfig, add: Add) -> None:
     """Tables take the release's one step, which must give a cell one value whatever table holds it.
 
-    The cell key method does; so does random rounding whose draws are the cell keys (no seed) and
-    whose totals are rounded on their own (``margins: independent``). Summed margins, seeded draws
-    and every other method make a cell's value depend on the table around it.
+    A method says so with :attr:`~cubeguard.methods.base.CubeMethod.cellwise`: the cell key method
+    does; so does random rounding whose draws are the cell keys (no seed) and whose totals are
+    rounded on their own (``margins: independent``). Summed margins, seeded draws and every other
+    method make a cell's value depend on the table around it.
     """
     step = cfg.steps[0] if len(cfg.steps) == 1 else None
-    consistent = (
-        step is not None
-        and step.cubes is None
-        and (
-            step.method == "cell_key"
-            or (step.method == "random_rounding" and step.margins == "independent" and step.seed is None)
-        )
-    )
+    consistent = step is not None and step.cubes is None and CUBE_METHODS[step.method].cellwise(step)
     if not consistent:
         add(
             ("tables",),

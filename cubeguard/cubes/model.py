@@ -9,6 +9,9 @@ see ``cubeguard.ckm.keys``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 import xarray as xr
@@ -23,12 +26,19 @@ def make_cube(
     attrs: dict[str, object],
 ) -> xr.Dataset:
     """Wrap full (margins included) arrays as a cube Dataset."""
+    return labelled(breakdowns, {"count": counts, "key_sum": key_sums}, attrs)
+
+
+def labelled(
+    breakdowns: Sequence[Breakdown], data: dict[str, npt.NDArray[Any]], attrs: dict[str, object]
+) -> xr.Dataset:
+    """Full arrays (one axis per breakdown, margins included) as a Dataset with the breakdowns' coordinates."""
     dims = [b.id for b in breakdowns]
     coords: dict[str, object] = {}
     for b in breakdowns:
         coords.update(_coords(b))
     return xr.Dataset(
-        {"count": (dims, counts), "key_sum": (dims, key_sums)},
+        {name: (dims, values) for name, values in data.items()},
         coords=coords,
         attrs={**attrs, "breakdowns": dims},
     )

@@ -9,7 +9,9 @@ A method is a package under :mod:`cubeguard.methods` holding, together:
 * ``check``: every check that needs no microdata, run when the config loads (files read, p-tables
   feasible, parameters in range including those given by reference, conflicts with other steps);
 * ``prepare`` (post-tabular: a function from cube to protected cube) or ``columns`` and ``apply``
-  (pre-tabular: the microdata columns it reads, and the method on a frame of them).
+  (pre-tabular: the microdata columns it reads, and the method on a frame of them);
+* for a post-tabular method that publishes each cell from its own count and cell key alone,
+  ``cells``: the same protection on plain arrays, which the flexible-table service uses.
 
 :mod:`cubeguard.methods.registry` is the single place a method is listed.
 """
@@ -22,10 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
@@ -37,6 +42,9 @@ Problem = tuple[KeyPath, str]
 #: configured value; a reference that cannot be resolved yet comes back unchanged.
 Numbers = Callable[[str, SecretNumber | SecretInt], float | SecretRef]
 CubeFunction = Callable[[xr.Dataset], xr.Dataset]
+#: Published counts from every cell's count and record-key sum (``cubeguard.ckm.keys``), for
+#: methods whose value of a cell depends on nothing else: the arrays' shape is free.
+CellFunction = Callable[[npt.NDArray[np.int64], npt.NDArray[np.uint64], KeyScale], npt.NDArray[np.int64]]
 
 ReportCubes = Annotated[
     list[str],
@@ -253,6 +261,10 @@ class CubeMethod(Generic[C]):
             the additivity gate then blocks on those cubes whatever ``gates.require_additivity`` says.
         rounds: whether a step publishes every count at or near a multiple of its public ``base``
             (Handbook on SDC v2, 5.5); its cubes then get the rounding measures.
+        cellwise: whether a step publishes each cell from its own count and cell key alone, so a
+            cell has one value in every table that holds it (what flexible tables need).
+        cells: for a ``cellwise`` step whose secrets are resolved, the same protection as
+            ``prepare`` on plain arrays (:data:`CellFunction`); the table service uses it.
     """
 
     model: type[C]
@@ -263,6 +275,8 @@ class CubeMethod(Generic[C]):
     protects: bool = True
     additive: Callable[[C], bool] = _never
     rounds: bool = False
+    cellwise: Callable[[C], bool] = _never
+    cells: Callable[[C], CellFunction] | None = None
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property

@@ -5,7 +5,9 @@ bottom cells of a finer one, one that crosses the same variables at levels that 
 table's (and maybe more variables, summed out), has the same counts and cell keys as a table
 tabulated from the records, hence the same published values. Two selections of one hierarchy
 nest code by code, and a coarse bottom code covers a contiguous range of fine bottom codes (both
-are in pre-order), so deriving is one ``reduceat`` per dimension.
+are in pre-order), so a code of the table, totals included, covers one range of the finer
+table's bottom positions per dimension, and deriving the whole table is one pass per dimension
+(:func:`cubeguard.tables.expand.gather`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.tables.expand import Ranges, gather
 
 Bottoms = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
 
@@ -87,7 +90,7 @@ class BottomCache:
                 self._held -= old.counts.size
 
     def derive(self, scope: tuple[object, ...], bds: list[Breakdown]) -> Bottoms | None:
-        """The bottom cells of ``bds`` summed from a kept finer table of the same scope, if there is one."""
+        """The table of ``bds`` (margins included) summed from a kept finer table of the same scope, if there is one."""
         with self._lock:
             candidates = [(k, e) for k, e in self._entries.items() if k[0] == scope]
         for key, entry in reversed(candidates):
@@ -96,7 +99,7 @@ class BottomCache:
                 with self._lock:
                     if key in self._entries:
                         self._entries.move_to_end(key)
-                return summed(entry, plan)
+                return expanded(entry, plan, bds)
         return None
 
 
@@ -116,18 +119,14 @@ def plan_from(
     return plan
 
 
-def summed(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]]) -> Bottoms:
-    """The bottom cells of a table summed from ``entry`` along ``plan`` (from :func:`plan_from`)."""
-    axes = [a for a, _ in plan]
-    others = tuple(a for a in range(entry.counts.ndim) if a not in axes)
-    counts = entry.counts.sum(axis=others, dtype=np.int64) if others else entry.counts
-    key_sums = entry.key_sums.sum(axis=others, dtype=np.uint64) if others else entry.key_sums
-    kept = sorted(axes)
-    order = [kept.index(a) for a in axes]
-    counts, key_sums = np.transpose(counts, order), np.transpose(key_sums, order)
-    for d, (_, starts) in enumerate(plan):
-        if starts.size == counts.shape[d]:  # the same level: every range holds one code
-            continue
-        counts = np.add.reduceat(counts, starts, axis=d)
-        key_sums = np.add.reduceat(key_sums, starts, axis=d)
-    return np.ascontiguousarray(counts), np.ascontiguousarray(key_sums)
+def expanded(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]], bds: list[Breakdown]) -> Bottoms:
+    """The table of ``bds``, margins included, summed from ``entry`` along ``plan`` (from :func:`plan_from`).
+
+    A code of ``bds[d]`` covers a range of its bottom positions, and each of those a range of the
+    source axis's (``starts``), so it covers one range of the source's bottom positions.
+    """
+    axes: list[tuple[int, Ranges]] = []
+    for (axis, starts), bd in zip(plan, bds, strict=True):
+        bounds = np.append(starts, entry.counts.shape[axis]).astype(np.int64)
+        axes.append((axis, (bounds[bd.lo], bounds[bd.hi])))
+    return gather(entry.counts, axes), gather(entry.key_sums, axes)

@@ -11,11 +11,12 @@ form, then by its published values, so a refusal tells nothing a published table
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,17 +25,17 @@ import xarray as xr
 from cubeguard.config.load import Release
 from cubeguard.config.tables import TablesSpec
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.model import make_cube
+from cubeguard.cubes.model import labelled
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CubeFunction
+from cubeguard.methods.base import CellFunction
 from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import BottomCache, Refinements
+from cubeguard.tables.expand import margins
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.rules import check_form, check_values
 
-N = TypeVar("N", bound=np.number)
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
 FINE_CELLS = 500_000  # bottom cells of a table tabulated finer than asked, to derive others from
 BOTTOM_CELLS = 16_000_000  # bottom cells kept for deriving (16 bytes each)
@@ -42,21 +43,41 @@ BOTTOM_CELLS = 16_000_000  # bottom cells kept for deriving (16 bytes each)
 
 @dataclass(frozen=True)
 class Answer:
-    """A protected table: ``count`` published, ``mean`` (m / n-hat) when asked; nothing unprotected."""
+    """A protected table: nothing unprotected.
+
+    Attributes:
+        query: what was asked.
+        breakdowns: the table's axes, in the query's order.
+        count: every cell's published count, totals and subtotals included (pre-order per axis).
+        mean: m / n-hat per cell when a mean was asked (NaN where the published count is 0).
+        attrs: release id, population, filters and unit.
+    """
 
     query: TableQuery
-    table: xr.Dataset
+    breakdowns: tuple[Breakdown, ...]
+    count: npt.NDArray[np.int64]
+    mean: npt.NDArray[np.float64] | None
+    attrs: dict[str, object]
+
+    @functools.cached_property
+    def table(self) -> xr.Dataset:
+        """The table as a labelled Dataset (``count``, and ``mean`` when asked), built on first use."""
+        data: dict[str, npt.NDArray[Any]] = {"count": self.count}
+        if self.mean is not None:
+            data["mean"] = self.mean
+        return labelled(self.breakdowns, data, self.attrs)
 
 
 class TableEngine:
     """Checks and answers queries on one release; safe to call from many threads.
 
-    ``protect`` is the release's one post-tabular step as a cube function: the cell key method,
-    or random rounding with independent margins and cell-key draws (both give a cell the same
-    value in every table that holds it).
+    ``protect`` is the release's one post-tabular step on plain arrays (its
+    :attr:`~cubeguard.methods.base.CubeMethod.cells`): the cell key method, or random rounding
+    with independent margins and cell-key draws (both give a cell the same value in every table
+    that holds it).
     """
 
-    def __init__(self, release: Release, store: KeyStore, protect: CubeFunction, release_id: str) -> None:
+    def __init__(self, release: Release, store: KeyStore, protect: CellFunction, release_id: str) -> None:
         if release.config.tables is None:
             raise CubeguardError(f"{release.path.name} has no 'tables' section; add one to serve flexible tables")
         if store.source_hash != source_hash(release.config):
@@ -118,36 +139,35 @@ class TableEngine:
 
     def tabulate(self, query: TableQuery) -> xr.Dataset:
         """The protected table without the rules (for checks inside cubeguard; never served as is)."""
-        return self._protected(query)
+        return self._protected(query).table
 
     def _compute(self, query: TableQuery) -> Answer | TableRefused:
         try:
             check_form(query, self.spec, self.offered)
-            table = self._protected(query)
-            check_values(table, [self.offered[b] for b in query.breakdowns], self.spec)
+            answer = self._protected(query)
+            check_values(answer.count, answer.breakdowns, self.spec)
         except TableRefused as refused:
             return refused
-        return Answer(query, table)
+        return answer
 
-    def _protected(self, query: TableQuery) -> xr.Dataset:
+    def _protected(self, query: TableQuery) -> Answer:
         bds = [self.offered[b] for b in query.breakdowns]
-        counts, key_sums, sums = self._bottom(query, bds)
-        cube = make_cube(bds, margins(counts, bds), margins(key_sums, bds), {"key_scale": self.store.key_scale.label})
-        published = self.protect(cube)
-        table = published.drop_vars([v for v in ("key_sum", "noise") if v in published])
-        if query.mean is not None:
-            table["mean"] = _means(margins(sums, bds), table["count"].values, bds)
-        return table.assign_attrs(
-            release_id=self.release_id,
-            population=query.population,
-            filters=dict(query.filters),
-            unit=self.release.config.populations[query.population].unit,
-        )
+        counts, key_sums, sums = self._full(query, bds)
+        published = self.protect(counts, key_sums, self.store.key_scale)
+        attrs: dict[str, object] = {
+            "key_scale": self.store.key_scale.label,
+            "release_id": self.release_id,
+            "population": query.population,
+            "filters": dict(query.filters),
+            "unit": self.release.config.populations[query.population].unit,
+        }
+        mean = _means(sums, published) if query.mean is not None else None
+        return Answer(query, tuple(bds), published, mean, attrs)
 
-    def _bottom(
+    def _full(
         self, query: TableQuery, bds: list[Breakdown]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
-        """Bottom cells: counts, exact key sums and (for a mean) sums of the numeric column.
+        """Every cell, totals included: counts, exact key sums and (for a mean) sums of the numeric column.
 
         Without a mean, the table is summed from a finer one tabulated before when there is one (a
         crossing tabulated when the release was opened, :mod:`cubeguard.tables.crossings`, or a table asked before);
@@ -158,7 +178,8 @@ class TableEngine:
         bit, so tables with a mean are always tabulated from the records.)
         """
         if query.mean is not None:
-            return self._tabulated(query, bds)
+            counts, key_sums, sums = self._tabulated(query, bds)
+            return margins(counts, bds), margins(key_sums, bds), margins(sums, bds)
         scope = (query.population, tuple(sorted(query.filters.items())))
         found = self.crossings.derive(bds) if scope == (self.spec.populations[0], ()) else None
         found = found or self._bottoms.derive(scope, bds)
@@ -167,7 +188,7 @@ class TableEngine:
             counts, key_sums, _ = self._tabulated(query, fine)
             self._bottoms.add(scope, fine, (counts, key_sums))
             same = all(f is b for f, b in zip(fine, bds, strict=True))
-            found = (counts, key_sums) if same else self._bottoms.derive(scope, bds)
+            found = (margins(counts, bds), margins(key_sums, bds)) if same else self._bottoms.derive(scope, bds)
             if found is None:
                 raise InternalError("a table could not be summed from the finer one just tabulated; this is a bug")
         return found[0], found[1], np.zeros(0)
@@ -232,26 +253,8 @@ class TableEngine:
             ) from None
 
 
-def margins(bottom: npt.NDArray[N], bds: list[Breakdown]) -> npt.NDArray[N]:
-    """Every total and subtotal of a (small) table, axis by axis, as differences of prefix sums.
-
-    :func:`cubeguard.cubes.margins.expand_all` does the same for whole cubes on every core; a
-    table is small and many are built at once, so here it is done in the calling thread. Integer
-    sums wrap modulo 2**64 alike, so key sums equal the cubes' exactly.
-    """
-    out = bottom
-    for axis, bd in enumerate(bds):
-        shape = list(out.shape)
-        shape[axis] = 1
-        prefix = np.concatenate(
-            [np.zeros(shape, dtype=out.dtype), np.cumsum(out, axis=axis, dtype=out.dtype)], axis=axis
-        )
-        out = np.take(prefix, bd.hi, axis=axis) - np.take(prefix, bd.lo, axis=axis)
-    return out
-
-
 def _cells(found: Answer | TableRefused) -> int:
-    return int(found.table["count"].size) if isinstance(found, Answer) else 1
+    return int(found.count.size) if isinstance(found, Answer) else 1
 
 
 def _positions(bd: Breakdown, column: KeyColumn) -> npt.NDArray[np.int64]:
@@ -277,8 +280,7 @@ def _filter_weights(bd: Breakdown, code: str, column: KeyColumn) -> npt.NDArray[
     return np.where(bottom < 0, OUTSIDE, np.where(inside, 0, FILTERED)).astype(np.int64)
 
 
-def _means(sums: npt.NDArray[np.float64], published: npt.NDArray[np.int64], bds: list[Breakdown]) -> xr.DataArray:
+def _means(sums: npt.NDArray[np.float64], published: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """M / n-hat per cell (NaN where the published count is 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(published > 0, sums / np.maximum(published, 1), np.nan)
-    return xr.DataArray(mean, dims=[b.id for b in bds])
+        return np.where(published > 0, sums / np.maximum(published, 1), np.nan)

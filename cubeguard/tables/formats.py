@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from cubeguard.cubes.export import cell_table
+from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.sdmx.csv import header_line, sdmx_rows
 from cubeguard.sdmx.layout import breakdown_codes, cube_layout
 from cubeguard.sdmx.spec import SdmxSpec
@@ -61,43 +62,50 @@ def rows(answer: Answer) -> pa.Table:
 
 
 def json_stat(answer: Answer) -> dict[str, Any]:
-    """The table as a JSON-stat 2.0 dataset."""
-    table = answer.table
-    dims = [str(d) for d in table["count"].dims]
-    dimension = {}
-    for d in dims:
-        codes = [str(c) for c in table[d].values]
-        labels = [str(x) or c for x, c in zip(table[f"{d}.label"].values, codes, strict=True)]
-        parents = [str(p) for p in table[f"{d}.parent"].values]
-        child: dict[str, list[str]] = {}
-        for code, parent in zip(codes, parents, strict=True):
-            if parent:
-                child.setdefault(parent, []).append(code)
-        dimension[d] = {
-            "label": d,
-            "category": {
-                "index": codes,
-                "label": dict(zip(codes, labels, strict=True)),
-                "child": child,
-            },
-        }
+    """The table as a JSON-stat 2.0 dataset (each dimension as pre-encoded JSON, :class:`orjson.Fragment`)."""
+    dims = [b.id for b in answer.breakdowns]
+    attrs = answer.attrs
     extension: dict[str, Any] = {
-        "release_id": table.attrs["release_id"],
-        "population": table.attrs["population"],
-        "unit": table.attrs["unit"],
-        "filters": table.attrs["filters"],
+        "release_id": attrs["release_id"],
+        "population": attrs["population"],
+        "unit": attrs["unit"],
+        "filters": attrs["filters"],
         "protection": "published counts (release's protection step); means as m / n-hat",
     }
-    if "mean" in table:
-        means = table["mean"].values.ravel()
+    if answer.mean is not None:
+        means = answer.mean.ravel()
         extension["mean"] = {"of": answer.query.mean, "value": [None if np.isnan(m) else float(m) for m in means]}
     return {
         "version": "2.0",
         "class": "dataset",
         "label": " by ".join(dims),
         "id": dims,
-        "size": [int(table.sizes[d]) for d in dims],
-        "dimension": dimension,
-        "value": np.ascontiguousarray(table["count"].values.ravel(), dtype=np.int64),  # orjson writes it as it is
+        "size": list(answer.count.shape),
+        "dimension": {b.id: _dimension(b) for b in answer.breakdowns},
+        "value": np.ascontiguousarray(answer.count.ravel(), dtype=np.int64),  # orjson writes it as it is
         "extension": extension,
     }
+
+
+_DIMENSIONS: dict[int, tuple[Breakdown, orjson.Fragment]] = {}
+_DIMENSIONS_KEPT = 4096
+
+
+def _dimension(bd: Breakdown) -> orjson.Fragment:
+    """A breakdown's JSON-stat dimension (codes, labels, hierarchy) as JSON, encoded once per breakdown."""
+    found = _DIMENSIONS.get(id(bd))
+    if found is None or found[0] is not bd:
+        if len(_DIMENSIONS) >= _DIMENSIONS_KEPT:
+            _DIMENSIONS.clear()
+        codes = bd.codes
+        child: dict[str, list[str]] = {}
+        for code, parent in zip(codes, bd.parents, strict=True):
+            if parent:
+                child.setdefault(parent, []).append(code)
+        category = {
+            "index": codes,
+            "label": {c: label or c for c, label in zip(codes, bd.labels, strict=True)},
+            "child": child,
+        }
+        found = _DIMENSIONS[id(bd)] = (bd, orjson.Fragment(orjson.dumps({"label": bd.id, "category": category})))
+    return found[1]

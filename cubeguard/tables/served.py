@@ -17,7 +17,7 @@ import numpy as np
 from cubeguard.audit.record import AuditRecord
 from cubeguard.config.load import Release, load_release
 from cubeguard.cubes.store import list_cubes, open_cube
-from cubeguard.errors import CubeguardError
+from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CubeStep, resolve
 from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.pipeline.auditing import audit_store_of
@@ -46,7 +46,10 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
     plain = {k: v for k, v in recorded.items() if not (isinstance(v, dict) and {"env", "prefect_secret"} & set(v))}
     release = load_release(config, {**(overrides or {}), **plain}) if plain else first
     step = release.config.steps[0]  # the config check allows one consistent step, and only one
-    protect = CUBE_METHODS[step.method].prepare(_with_recorded(step, record))
+    method = CUBE_METHODS[step.method]
+    if method.cells is None or not method.cellwise(step):
+        raise InternalError(f"the {step.method} step passed the tables check without protecting cell by cell; a bug")
+    protect = method.cells(_with_recorded(step, record))
     engine = TableEngine(release, KeyStore.open(release.config.output.served_store(rid)), protect, rid)
     check_consistency(engine, published_root(release) / rid / "store.zarr")
     return engine

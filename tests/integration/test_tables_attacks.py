@@ -28,7 +28,6 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from cubeguard.cubes.margins import expand_all
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.query import TableQuery
 from cubeguard.tables.served import open_served
@@ -116,9 +115,8 @@ def unprotected(engine: TableEngine) -> Source:
 
     def counts(q: TableQuery) -> xr.DataArray:
         bds = [engine.offered[b] for b in q.breakdowns]
-        bottom, _, _ = engine._bottom(q, bds)
-        shape = engine.tabulate(q)["count"]
-        return shape.copy(data=expand_all(bottom, bds))
+        full, _, _ = engine._full(q, bds)
+        return engine.tabulate(q)["count"].copy(data=full)
 
     return counts
 

@@ -4,10 +4,18 @@ The p-table machinery (R ptable and cellKey reproduced) lives in :mod:`cubeguard
 package is the method as a release step.
 """
 
-from cubeguard.methods.base import CubeMethod
-from cubeguard.methods.cell_key.method import check, files, prepare, public
+from cubeguard.methods.base import CubeMethod, always
+from cubeguard.methods.cell_key.method import cells, check, files, prepare, public
 from cubeguard.methods.cell_key.model import CellKeyStep
 
-METHOD = CubeMethod(model=CellKeyStep, public=public, prepare=prepare, check=check, files=files)
+METHOD = CubeMethod(
+    model=CellKeyStep,
+    public=public,
+    prepare=prepare,
+    check=check,
+    files=files,
+    cellwise=always,
+    cells=cells,
+)
 
 __all__ = ["METHOD", "CellKeyStep"]

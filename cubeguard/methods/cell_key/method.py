@@ -5,14 +5,17 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import xarray as xr
 from pydantic import ValidationError
 
-from cubeguard.ckm.perturb import perturb_cube
+from cubeguard.ckm.keys import KeyScale
+from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem, problems
+from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Problem, problems
 from cubeguard.methods.cell_key.model import CellKeyStep
 
 
@@ -38,6 +41,18 @@ def prepare(step: CellKeyStep) -> CubeFunction:
 
     def perturb(cube: xr.Dataset) -> xr.Dataset:
         return perturb_cube(cube, table)
+
+    return perturb
+
+
+def cells(step: CellKeyStep) -> CellFunction:
+    """The same perturbation on plain arrays of counts and record-key sums (for flexible tables)."""
+    table = ptable(step)
+
+    def perturb(
+        counts: npt.NDArray[np.int64], key_sums: npt.NDArray[np.uint64], scale: KeyScale
+    ) -> npt.NDArray[np.int64]:
+        return perturb_cells(counts, key_sums, table, scale)
 
     return perturb
 

@@ -2,7 +2,7 @@
 
 from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.random_rounding.kernel import random_round
-from cubeguard.methods.random_rounding.method import check, prepare, public, round_cube
+from cubeguard.methods.random_rounding.method import cells, cellwise, check, prepare, public, round_cube
 from cubeguard.methods.random_rounding.model import RandomRoundingStep
 
 METHOD = CubeMethod(
@@ -12,6 +12,8 @@ METHOD = CubeMethod(
     check=check,
     additive=lambda step: step.margins == "summed",
     rounds=True,
+    cellwise=cellwise,
+    cells=cells,
 )
 
 __all__ = ["METHOD", "RandomRoundingStep", "random_round", "round_cube"]

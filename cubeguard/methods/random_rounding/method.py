@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.ckm.keys import KeyScale
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Problem
 from cubeguard.methods.cells import change_interior, last_step_problems, publish, uniforms
 from cubeguard.methods.random_rounding.kernel import random_round
 from cubeguard.methods.random_rounding.model import RandomRoundingStep
@@ -32,6 +34,24 @@ def prepare(step: RandomRoundingStep) -> CubeFunction:
 
     def rounded(cube: xr.Dataset) -> xr.Dataset:
         return round_cube(cube, step.base, step.margins, seed)
+
+    return rounded
+
+
+def cellwise(step: RandomRoundingStep) -> bool:
+    """Every cell rounded with its own draw, its cell key: one value whatever table holds it."""
+    return step.margins == "independent" and step.seed is None
+
+
+def cells(step: RandomRoundingStep) -> CellFunction:
+    """Rounding with cell-key draws on plain arrays of counts and record-key sums (a ``cellwise`` step)."""
+    if not cellwise(step):
+        raise InternalError("only independent margins with cell-key draws round cell by cell; this is a bug")
+
+    def rounded(
+        counts: npt.NDArray[np.int64], key_sums: npt.NDArray[np.uint64], scale: KeyScale
+    ) -> npt.NDArray[np.int64]:
+        return random_round(counts, step.base, scale.cell_keys(key_sums))
 
     return rounded
 
