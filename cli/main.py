@@ -263,15 +263,22 @@ def tables(
     import uvicorn
 
     from service.app import create_app
+    from service.memory import reuse_freed_memory
 
     overrides = parse_sets(sets)
-    create_app(config.resolve(), release_id, overrides)  # a config, key store or audit problem stops here (exit 2)
+    reuse_freed_memory()  # before any thread starts
+    # A config, key store or audit problem stops here (exit 2). With one process this app is the
+    # one served; with more, each worker builds its own and this one only checks (no crossings).
+    served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1)
     _check_port(host, port)
+    out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
+    if workers == 1:
+        uvicorn.run(served, host=host, port=port, log_level="warning")
+        return
     os.environ["CUBEGUARD_TABLES_CONFIG"] = str(config.resolve())
     os.environ["CUBEGUARD_TABLES_OVERRIDES"] = json.dumps(overrides)
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
-    out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
     uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning")
 
 

@@ -41,11 +41,18 @@ Format = Annotated[str, Query(pattern="^(json|csv|sdmx-csv)$", description="json
 class Service:
     """The engine being served (swapped whole on reload), its query log and rate limit."""
 
-    def __init__(self, config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        config: Path,
+        release_id: str | None = None,
+        overrides: dict[str, Any] | None = None,
+        precompute: bool = True,
+    ) -> None:
         self.config = config
         self.overrides = overrides
         self.engine: TableEngine = open_served(config, release_id, overrides)
-        _build_crossings(self.engine)
+        if precompute:
+            _build_crossings(self.engine)
         spec = self.engine.spec
         self.limit = RateLimit(spec.rate_limit_per_minute)
         self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
@@ -121,12 +128,15 @@ def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
 
-def create_app(config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> FastAPI:
+def create_app(
+    config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None, precompute: bool = True
+) -> FastAPI:
     """The app serving ``config``'s release ``release_id`` (default: the newest published one).
 
-    ``overrides`` change config keys (e.g. ``output.folder``) as ``cubeguard tables --set`` does.
+    ``overrides`` change config keys (e.g. ``output.folder``) as ``cubeguard tables --set`` does;
+    ``precompute`` starts tabulating the finest crossings in the background (the served app's job).
     """
-    service = Service(config, release_id, overrides)
+    service = Service(config, release_id, overrides, precompute)
     app = FastAPI(
         title="cubeguard flexible tables",
         description="Census tables on demand, protected on the fly with the release's cell key method.",

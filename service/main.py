@@ -1,4 +1,4 @@
-"""The app ``cubeguard tables`` runs under uvicorn, configured through the environment it sets."""
+"""The app each worker of ``cubeguard tables --workers N`` runs, configured through the environment it sets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 from service.app import create_app
+from service.memory import reuse_freed_memory
 
+reuse_freed_memory()  # each worker process, before its threads start
 app = create_app(
     Path(os.environ["CUBEGUARD_TABLES_CONFIG"]),
     os.environ.get("CUBEGUARD_TABLES_RELEASE") or None,

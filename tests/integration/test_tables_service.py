@@ -155,6 +155,17 @@ def test_a_config_with_tables_but_no_release_yet_says_so(tmp_path: Path) -> None
         create_app(tmp_path / "tiny.yaml")
 
 
+@pytest.mark.parametrize("precompute", [True, False])
+def test_only_the_served_app_tabulates_crossings(
+    config: Path, monkeypatch: pytest.MonkeyPatch, precompute: bool
+) -> None:
+    """The command's checking app (more than one worker) must not tabulate crossings it never serves."""
+    started: list[str] = []
+    monkeypatch.setattr("service.app._build_crossings", lambda engine: started.append(engine.release_id))
+    create_app(config, precompute=precompute)
+    assert started == ([RELEASE_ID] if precompute else [])
+
+
 def test_a_port_in_use_stops_the_command_with_one_sentence(config: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

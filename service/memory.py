@@ -1,0 +1,52 @@
+"""Keep freed memory for reuse in the table service, instead of handing it back and faulting it in again.
+
+A new table allocates a few arrays and a body of up to megabytes, and frees them when it is sent.
+By default glibc returns large blocks to the kernel at once (they are mapped per allocation) and
+numpy asks for transparent huge pages for arrays of 4 MB and more, so the next table's arrays are
+fresh pages the kernel must zero first: under 20 clients on the EU programme at 10M persons the
+server spent about half its CPU in the kernel, 28 % of it zeroing huge pages (``perf``). Keeping
+freed blocks in one arena and not asking for huge pages cut the kernel's share to a tenth in
+process (``benchmarks/tables_service.py``); the memory stays with the server, which holds its
+crossings and caches anyway.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+import numpy as np
+
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_M_ARENA_MAX = -8
+MMAP_THRESHOLD = 64 * 2**20  # blocks below this come from the arena and are reused
+TRIM_THRESHOLD = 1 * 2**30  # free memory kept at the top of the heap before it is returned
+
+
+def reuse_freed_memory() -> bool:
+    """Tune glibc's allocator (one arena, high thresholds) and numpy's huge-page advice; True if glibc took it.
+
+    Call it before the service starts threads: threads started earlier keep their own arenas.
+    Elsewhere than glibc (macOS, musl) it changes numpy's advice only.
+    """
+    set_hugepage = getattr(getattr(np, "_core", None), "multiarray", None)
+    if set_hugepage is not None and hasattr(set_hugepage, "_set_madvise_hugepage"):
+        set_hugepage._set_madvise_hugepage(False)
+    if not sys.platform.startswith("linux"):
+        return False
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    libc = ctypes.CDLL(name)
+    if not hasattr(libc, "mallopt"):
+        return False
+    return all(
+        libc.mallopt(option, value) == 1
+        for option, value in (
+            (_M_ARENA_MAX, 1),
+            (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+            (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+        )
+    )
