@@ -32,7 +32,9 @@ def test_cells_publish_what_the_cube_function_publishes(name: str, seed: int) ->
     assert method.cells is not None
     cube = _cube(seed)
     by_cube = method.prepare(step)(cube)["count"].values
-    by_cells = method.cells(step)(cube["count"].values, cube["key_sum"].values, KeyScale.from_label(cube.attrs["key_scale"]))
+    by_cells = method.cells(step)(
+        cube["count"].values, cube["key_sum"].values, KeyScale.from_label(cube.attrs["key_scale"])
+    )
     np.testing.assert_array_equal(by_cells, by_cube)
     assert not np.array_equal(by_cells, cube["count"].values)  # protection changed something: the test can fail
 
