@@ -11,6 +11,7 @@ from numba import njit, prange
 from cubeguard.cubes.hierarchy import Breakdown
 
 _BLOCK = 2048  # trailing cells per task: the prefix buffer of a task stays in cache
+_SERIAL_BUFFER = 2**18  # values of the serial kernel's prefix buffer (2 MB of 8-byte values)
 
 _Cell = TypeVar("_Cell", bound=np.number)  # counts (int64), key sums (uint64), sums of values (float64)
 
@@ -42,22 +43,71 @@ def expand_all(bottom: npt.NDArray[_Cell], breakdowns: list[Breakdown]) -> npt.N
 
 @njit(parallel=True, nogil=True, cache=True)
 def _expand(
-    src: npt.NDArray[np.integer], lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], out: npt.NDArray[np.integer]
+    src: npt.NDArray[np.number], lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], out: npt.NDArray[np.number]
 ) -> None:  # pragma: no cover - compiled
-    """``out[p, k, q] = sum(src[p, lo[k]:hi[k], q])`` as differences of prefix sums over the middle axis.
+    """``out[p, k, q] = sum(src[p, lo[k]:hi[k], q])`` on every core.
 
-    Tasks are (p, block of q): each keeps a prefix buffer of (n + 1) x block values.
+    Tasks are (p, block of q): each keeps a prefix buffer of (n + 1) x block values; along a last
+    axis (one q), a task is a run of p sharing one running-sum line.
     """
     pre, n, post = src.shape
+    if post == 1:
+        runs = (pre + _BLOCK - 1) // _BLOCK
+        for run in prange(runs):
+            line = np.zeros(n + 1, dtype=src.dtype)
+            for p in range(run * _BLOCK, min(pre, (run + 1) * _BLOCK)):
+                _expand_line(src, lo, hi, out, p, line)
+        return
     blocks = (post + _BLOCK - 1) // _BLOCK
     for task in prange(pre * blocks):
         p = task // blocks
         q0 = (task % blocks) * _BLOCK
         width = min(_BLOCK, post - q0)
         prefix = np.zeros((n + 1, width), dtype=src.dtype)
-        for j in range(n):
-            for q in range(width):
-                prefix[j + 1, q] = prefix[j, q] + src[p, j, q0 + q]
-        for k in range(lo.shape[0]):
-            for q in range(width):
-                out[p, k, q0 + q] = prefix[hi[k], q] - prefix[lo[k], q]
+        _expand_block(src, lo, hi, out, p, q0, width, prefix)
+
+
+@njit(nogil=True, cache=True)
+def expand_serial(
+    src: npt.NDArray[np.number], lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64], out: npt.NDArray[np.number]
+) -> None:  # pragma: no cover - compiled
+    """:func:`_expand` in the calling thread (for many small tables at once, as the table service builds).
+
+    Blocks of q are as wide as keeps the prefix buffer within about 2 MB.
+    """
+    pre, n, post = src.shape
+    if post == 1:
+        line = np.zeros(n + 1, dtype=src.dtype)
+        for p in range(pre):
+            _expand_line(src, lo, hi, out, p, line)
+        return
+    block = max(1, min(post, _SERIAL_BUFFER // (n + 1)))
+    prefix = np.zeros((n + 1, block), dtype=src.dtype)
+    for p in range(pre):
+        for q0 in range(0, post, block):
+            _expand_block(src, lo, hi, out, p, q0, min(block, post - q0), prefix)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _expand_block(src, lo, hi, out, p, q0, width, prefix):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``out[p, k, q0:q0 + width]`` as differences of prefix sums over the middle axis.
+
+    ``prefix`` is an (n + 1) x ``width``-or-wider buffer whose first row is zero (it is never written).
+    """
+    for j in range(src.shape[1]):  # row views keep the inner loops contiguous (and vectorised)
+        before, after, row = prefix[j, :width], prefix[j + 1, :width], src[p, j, q0 : q0 + width]
+        for q in range(width):
+            after[q] = before[q] + row[q]
+    for k in range(lo.shape[0]):
+        first, last, cell = prefix[lo[k], :width], prefix[hi[k], :width], out[p, k, q0 : q0 + width]
+        for q in range(width):
+            cell[q] = last[q] - first[q]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _expand_line(src, lo, hi, out, p, line):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``out[p, k, 0]`` from running sums of ``src[p, :, 0]`` in ``line`` (n + 1 values, the first zero)."""
+    for j in range(src.shape[1]):
+        line[j + 1] = line[j] + src[p, j, 0]
+    for k in range(lo.shape[0]):
+        out[p, k, 0] = line[hi[k]] - line[lo[k]]

@@ -3,8 +3,9 @@
 Each output code of an axis is a range of the source's bottom positions along one source axis
 (a code of the hierarchy covers a contiguous range of bottom positions in pre-order; a coarser
 level's bottom code covers a contiguous range of a finer level's). So a table, margins included,
-is one pass per source axis: a running prefix over the axis and a difference per code, whatever
-the width of the range. Source axes the table does not cross are summed whole. Counts and key
+is one pass per source axis (:func:`cubeguard.cubes.margins.expand_serial`, the cubes' margin
+kernel in the calling thread: a running prefix over the axis and a difference per code, whatever
+the width of the range). Source axes the table does not cross are summed whole. Counts and key
 sums are summed as unsigned integers, which wrap modulo 2**64 as numpy's sums do, so the key sums,
 hence the cell keys and the published values, equal those of the cubes bit for bit.
 """
@@ -16,36 +17,12 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.cubes.margins import expand_serial
 
 N = TypeVar("N", bound=np.number)
 Ranges = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]  # per output code: first and one-past-last source position
-
-
-@njit(nogil=True, cache=True)
-def _expand_axis(src, lo, hi, out):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """``out[o, k, i] = src[o, lo[k]:hi[k], i].sum()`` for a (outer, n, inner) ``src``."""
-    outer, n, inner = src.shape
-    if inner == 1:  # the last axis: scalar running sums
-        line = np.zeros(n + 1, dtype=src.dtype)
-        for o in range(outer):
-            for j in range(n):
-                line[j + 1] = line[j] + src[o, j, 0]
-            for k in range(lo.size):
-                out[o, k, 0] = line[hi[k]] - line[lo[k]]
-        return
-    prefix = np.zeros((n + 1, inner), dtype=src.dtype)
-    for o in range(outer):
-        for j in range(n):
-            before, after, row = prefix[j], prefix[j + 1], src[o, j]
-            for i in range(inner):
-                after[i] = before[i] + row[i]
-        for k in range(lo.size):
-            first, last, cell = prefix[lo[k]], prefix[hi[k]], out[o, k]
-            for i in range(inner):
-                cell[i] = last[i] - first[i]
 
 
 def gather(source: npt.NDArray[N], axes: list[tuple[int, Ranges]]) -> npt.NDArray[N]:
@@ -75,7 +52,7 @@ def _along(array: npt.NDArray[N], axis: int, ranges: Ranges) -> npt.NDArray[N]:
     outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
     lo, hi = ranges
     grown = np.empty((*shape[:axis], lo.size, *shape[axis + 1 :]), dtype=array.dtype)
-    _expand_axis(array.reshape(outer, shape[axis], inner), lo, hi, grown.reshape(outer, lo.size, inner))
+    expand_serial(array.reshape(outer, shape[axis], inner), lo, hi, grown.reshape(outer, lo.size, inner))
     return grown
 
 
