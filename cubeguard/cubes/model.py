@@ -52,7 +52,7 @@ def _coords(b: Breakdown) -> dict[str, xr.Variable]:
     """The coordinates of breakdown ``b`` (codes, parents, depths, labels), built once per breakdown.
 
     Building them converts the codes and labels to xarray's types, which cost more than the rest
-    of a small cube (the table service builds one per table); the variables are read-only.
+    of a small cube (the table service labels one per CSV or SDMX-CSV answer); the variables are read-only.
     """
     found = _COORDS.get(id(b))
     if found is None or found[0] is not b:

@@ -48,7 +48,9 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
     step = release.config.steps[0]  # the config check allows one consistent step, and only one
     method = CUBE_METHODS[step.method]
     if method.cells is None or not method.cellwise(step):
-        raise InternalError(f"the {step.method} step passed the tables check without protecting cell by cell; a bug")
+        raise InternalError(
+            f"the {step.method} step passed the tables check but does not protect cell by cell; this is a bug in cubeguard"
+        )
     protect = method.cells(_with_recorded(step, record))
     engine = TableEngine(release, KeyStore.open(release.config.output.served_store(rid)), protect, rid)
     check_consistency(engine, published_root(release) / rid / "store.zarr")
