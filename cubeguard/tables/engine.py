@@ -96,7 +96,13 @@ class TableEngine:
         self._cached_cells = 0
         self._refines = Refinements()  # the engine's breakdowns live as long as it does: ids stay unique
         self._bottoms = BottomCache(BOTTOM_CELLS, self._refines)
-        self.crossings = Crossings(self.offered, self.spec.max_dimensions, self.spec.precompute_cells, self._refines)
+        self.crossings = Crossings(
+            self.offered,
+            self.spec.max_dimensions,
+            self.spec.precompute_cells,
+            self._refines,
+            store.folder / "crossings",
+        )
         self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from tests.integration.test_tables_engine import _random_query, served  # noqa: 
 def test_every_table_of_the_default_population_is_summed_from_a_crossing(served: tuple[Path, TableEngine]) -> None:  # noqa: F811
     config, _ = served
     engine = open_served(config)
+    shutil.rmtree(engine.store.folder / "crossings", ignore_errors=True)  # none written by an earlier test
     assert describe_release(engine)["precomputed"] == {"ready": 0, "planned": len(engine.crossings.planned)}
     opened = engine.passes  # the consistency check on opening tabulates a few tables
     engine.build_crossings(workers=2)
@@ -85,3 +87,60 @@ def test_building_twice_keeps_one_table_per_crossing(served: tuple[Path, TableEn
     engine.build_crossings(workers)
     engine.build_crossings(workers)
     assert engine.crossings.ready == len(engine.crossings.planned)
+
+
+def test_a_second_engine_maps_the_crossings_the_first_wrote(served: tuple[Path, TableEngine]) -> None:  # noqa: F811
+    """A restart, or another worker process, tabulates nothing: the files are mapped read-only."""
+    config, _ = served
+    first = open_served(config)
+    first.build_crossings(workers=2)
+    files = sorted(p.name for p in (first.store.folder / "crossings").glob("*.npy"))
+    assert len(files) == 2 * len(first.crossings.planned)
+    second = open_served(config)
+    opened = second.passes
+    second.build_crossings(workers=2)
+    assert second.passes == opened  # nothing tabulated
+    assert second.crossings.loaded == second.crossings.ready == len(second.crossings.planned)
+    rng = np.random.default_rng(9)
+    default = second.spec.populations[0]
+    for _ in range(30):
+        query = _random_query(second, rng)
+        query = query.model_copy(update={"population": default, "filters": {}, "mean": None})
+        mine = second._full(query, [second.offered[b] for b in query.breakdowns])
+        theirs = first._full(query, [first.offered[b] for b in query.breakdowns])
+        for a, b in zip(mine[:2], theirs[:2], strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert second.passes == opened
+
+
+def test_crossings_stay_in_memory_where_their_folder_cannot_be_written(
+    served: tuple[Path, TableEngine],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    config, _ = served
+    engine = open_served(config)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    engine.crossings.folder = blocker / "crossings"  # cannot be made (as a read-only store: root may write anywhere)
+    opened = engine.passes
+    engine.build_crossings(workers=1)
+    assert engine.crossings.folder is None
+    assert engine.crossings.ready == len(engine.crossings.planned) == engine.passes - opened
+    assert engine.crossings.loaded == 0
+
+
+def test_a_crossing_file_that_does_not_fit_is_tabulated_again(served: tuple[Path, TableEngine]) -> None:  # noqa: F811
+    config, _ = served
+    engine = open_served(config)
+    engine.build_crossings(workers=1)
+    crossings = engine.crossings
+    assert crossings.folder is not None
+    combo = crossings.planned[0]
+    counts_file, _ = crossings._files(crossings.folder, combo)
+    np.save(counts_file, np.zeros(3, dtype=np.int64))  # another shape: say, left by an older version
+    fresh = open_served(config)
+    opened = fresh.passes
+    fresh.build_crossings(workers=1)
+    assert fresh.passes == opened + 1
+    assert fresh.crossings.loaded == len(fresh.crossings.planned) - 1
+    assert np.load(counts_file).shape == tuple(b.n_bottom for b in combo)
