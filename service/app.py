@@ -160,14 +160,17 @@ def create_app(
     @app.get("/api/table", summary="A protected table (query in the URL)")
     def table_get(
         request: Request,
-        breakdowns: Annotated[str, Query(description="Breakdown ids, comma-separated, e.g. GEO.N,SEX,AGE.H")],
+        breakdowns: Annotated[
+            list[str], Query(description="Breakdown ids, comma-separated (GEO.N,SEX,AGE.H) or repeated, in order")
+        ],
         population: str = "total",
         filter: Annotated[list[str] | None, Query(description="BREAKDOWN:CODE, repeatable")] = None,
         mean: str | None = None,
         format: Format = "json",
     ) -> Response:
         filters = dict(f.split(":", 1) for f in filter or [] if ":" in f)
-        query = TableQuery(breakdowns=[b for b in breakdowns.split(",") if b], population=population, filters=filters, mean=mean)  # fmt: skip
+        ids = [b for given in breakdowns for b in given.split(",") if b]
+        query = TableQuery(breakdowns=ids, population=population, filters=filters, mean=mean)
         return service.query(_client(request), query, format)
 
     @app.post("/api/table", summary="A protected table (query as JSON)")

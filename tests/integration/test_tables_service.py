@@ -166,6 +166,14 @@ def test_only_the_served_app_tabulates_crossings(
     assert started == ([RELEASE_ID] if precompute else [])
 
 
+def test_breakdowns_may_be_comma_separated_or_repeated(client: TestClient) -> None:
+    """A repeated ``breakdowns=`` used to keep only the last one: a table of SEX for GEO.2 x SEX."""
+    joined = client.get("/api/table", params={"breakdowns": "GEO.2,SEX"}).json()
+    repeated = client.get("/api/table", params=[("breakdowns", "GEO.2"), ("breakdowns", "SEX")]).json()
+    assert repeated["id"] == joined["id"] == ["GEO.2", "SEX"]
+    assert repeated["value"] == joined["value"]
+
+
 def test_a_port_in_use_stops_the_command_with_one_sentence(config: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
