@@ -122,6 +122,9 @@ def release(
     ),
 ) -> None:
     """Run a release as a Prefect flow: validate, protect, measure, gate, publish, audit."""
+    from service.memory import reuse_freed_memory
+
+    reuse_freed_memory()  # before Prefect and the steps start threads: 0.4-0.6 GB less at 10M persons
     from cubeguard.config import load_release
     from cubeguard.config.protection import require_protection
     from cubeguard.microdata.read import count_records
