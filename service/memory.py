@@ -7,8 +7,9 @@ mapped per allocation) and numpy asks for transparent huge pages for arrays of 4
 the next arrays are fresh pages the kernel must zero first: under 20 clients on the EU programme
 at 10M persons the table server spent about half its CPU in the kernel, 28 % of it zeroing huge
 pages (``perf``). Keeping freed blocks in one arena and not asking for huge pages cut the kernel's
-share to a tenth in process (``benchmarks/tables_service.py``); a release of the EU programme at
-10M persons peaks 0.4-0.6 GB lower (2.27 GB against 2.66-2.91 GB, same wall time).
+time per table to a sixth or less in process (two threads: 0.56-0.95 ms to 0.08-0.16 ms); a
+release of the EU programme at 10M persons peaks 0.4-0.6 GB lower (2.27 GB against 2.66-2.91 GB,
+same wall time).
 """
 
 from __future__ import annotations
