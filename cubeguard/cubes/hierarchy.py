@@ -8,8 +8,10 @@ which is exact in integer arithmetic and needs no re-reading of the microdata.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -289,3 +291,29 @@ def _leaves_under(cls: Classification, k: int) -> list[int]:
         else:
             out.append(x)
     return out
+
+
+T = TypeVar("T")
+
+
+class PerBreakdown(Generic[T]):
+    """``build(b)`` computed once per :class:`Breakdown` object and kept (up to ``kept`` of them).
+
+    Breakdowns hold arrays, so they are told apart by identity; an entry also keeps its breakdown,
+    so a new object at a freed address is never taken for the old one. Past ``kept`` entries the
+    cache starts afresh.
+    """
+
+    def __init__(self, build: Callable[[Breakdown], T], kept: int = 4096) -> None:
+        self.build = build
+        self.kept = kept
+        self._found: dict[int, tuple[Breakdown, T]] = {}
+
+    def __call__(self, b: Breakdown) -> T:
+        """The value built for ``b`` (built now if ``b`` was not seen)."""
+        found = self._found.get(id(b))
+        if found is None or found[0] is not b:
+            if len(self._found) >= self.kept:
+                self._found.clear()
+            found = self._found[id(b)] = (b, self.build(b))
+        return found[1]

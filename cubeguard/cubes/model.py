@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
-from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.cubes.hierarchy import Breakdown, PerBreakdown
 
 
 def make_cube(
@@ -44,25 +44,16 @@ def labelled(
     )
 
 
-_COORDS: dict[int, tuple[Breakdown, dict[str, xr.Variable]]] = {}
-_COORDS_KEPT = 4096
+def _built_coords(b: Breakdown) -> dict[str, xr.Variable]:
+    """The coordinates of breakdown ``b``: codes, parents, depths, labels (read-only variables)."""
+    return {
+        b.id: xr.IndexVariable((b.id,), np.array(b.codes, dtype=object)),  # type: ignore[no-untyped-call]
+        f"{b.id}.parent": xr.Variable((b.id,), np.array(b.parents, dtype=object)),
+        f"{b.id}.depth": xr.Variable((b.id,), np.array(b.depths, dtype=np.int16)),
+        f"{b.id}.label": xr.Variable((b.id,), np.array(b.labels, dtype=object)),
+    }
 
 
-def _coords(b: Breakdown) -> dict[str, xr.Variable]:
-    """The coordinates of breakdown ``b`` (codes, parents, depths, labels), built once per breakdown.
-
-    Building them converts the codes and labels to xarray's types, which cost more than the rest
-    of a small cube (the table service labels one per CSV or SDMX-CSV answer); the variables are read-only.
-    """
-    found = _COORDS.get(id(b))
-    if found is None or found[0] is not b:
-        if len(_COORDS) >= _COORDS_KEPT:
-            _COORDS.clear()
-        variables = {
-            b.id: xr.IndexVariable((b.id,), np.array(b.codes, dtype=object)),  # type: ignore[no-untyped-call]
-            f"{b.id}.parent": xr.Variable((b.id,), np.array(b.parents, dtype=object)),
-            f"{b.id}.depth": xr.Variable((b.id,), np.array(b.depths, dtype=np.int16)),
-            f"{b.id}.label": xr.Variable((b.id,), np.array(b.labels, dtype=object)),
-        }
-        found = _COORDS[id(b)] = (b, variables)
-    return found[1]
+#: Built once per breakdown: converting codes and labels to xarray's types costs more than the rest
+#: of a small cube (the table service labels one per CSV or SDMX-CSV answer).
+_coords = PerBreakdown(_built_coords)

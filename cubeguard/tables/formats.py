@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from cubeguard.cubes.export import cell_table
-from cubeguard.cubes.hierarchy import Breakdown
+from cubeguard.cubes.hierarchy import Breakdown, PerBreakdown
 from cubeguard.sdmx.csv import header_line, sdmx_rows
 from cubeguard.sdmx.layout import breakdown_codes, cube_layout
 from cubeguard.sdmx.spec import SdmxSpec
@@ -87,25 +87,19 @@ def json_stat(answer: Answer) -> dict[str, Any]:
     }
 
 
-_DIMENSIONS: dict[int, tuple[Breakdown, orjson.Fragment]] = {}
-_DIMENSIONS_KEPT = 4096
+def _dimension_json(bd: Breakdown) -> orjson.Fragment:
+    """A breakdown's JSON-stat dimension (codes, labels, hierarchy) as encoded JSON."""
+    codes = bd.codes
+    child: dict[str, list[str]] = {}
+    for code, parent in zip(codes, bd.parents, strict=True):
+        if parent:
+            child.setdefault(parent, []).append(code)
+    category = {
+        "index": codes,
+        "label": {c: label or c for c, label in zip(codes, bd.labels, strict=True)},
+        "child": child,
+    }
+    return orjson.Fragment(orjson.dumps({"label": bd.id, "category": category}))
 
 
-def _dimension(bd: Breakdown) -> orjson.Fragment:
-    """A breakdown's JSON-stat dimension (codes, labels, hierarchy) as JSON, encoded once per breakdown."""
-    found = _DIMENSIONS.get(id(bd))
-    if found is None or found[0] is not bd:
-        if len(_DIMENSIONS) >= _DIMENSIONS_KEPT:
-            _DIMENSIONS.clear()
-        codes = bd.codes
-        child: dict[str, list[str]] = {}
-        for code, parent in zip(codes, bd.parents, strict=True):
-            if parent:
-                child.setdefault(parent, []).append(code)
-        category = {
-            "index": codes,
-            "label": {c: label or c for c, label in zip(codes, bd.labels, strict=True)},
-            "child": child,
-        }
-        found = _DIMENSIONS[id(bd)] = (bd, orjson.Fragment(orjson.dumps({"label": bd.id, "category": category})))
-    return found[1]
+_dimension = PerBreakdown(_dimension_json)  # encoded once per breakdown
