@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.tables.derive import Bottoms, Entry, Refinements, expanded, plan_from
+from cubeguard.tables.derive import Bottoms, Entry, Full, Refinements, expanded, plan_from
 
 Tabulate = Callable[[list[Breakdown]], Bottoms]
 
@@ -155,7 +155,7 @@ class Crossings:
             return Entry(combo, counts, key_sums)
         return self._mapped(combo) or Entry(combo, counts, key_sums)
 
-    def derive(self, bds: list[Breakdown]) -> Bottoms | None:
+    def derive(self, bds: list[Breakdown]) -> Full | None:
         """The table of ``bds`` (margins included) summed from the smallest ready crossing that holds their variables."""
         wanted = _variables(bds)
         if len(wanted) != len(bds):

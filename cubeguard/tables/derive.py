@@ -22,7 +22,9 @@ import numpy.typing as npt
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.tables.expand import Ranges, gather
 
+#: Counts and key sums of a table's cells: its bottom cells, or (:data:`Full`) every cell, totals included.
 Bottoms = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
+Full = Bottoms
 
 
 class Refinements:
@@ -89,7 +91,7 @@ class BottomCache:
                 _, old = self._entries.popitem(last=False)
                 self._held -= old.counts.size
 
-    def derive(self, scope: tuple[object, ...], bds: list[Breakdown]) -> Bottoms | None:
+    def derive(self, scope: tuple[object, ...], bds: list[Breakdown]) -> Full | None:
         """The table of ``bds`` (margins included) summed from a kept finer table of the same scope, if there is one."""
         with self._lock:
             candidates = [(k, e) for k, e in self._entries.items() if k[0] == scope]
@@ -119,7 +121,7 @@ def plan_from(
     return plan
 
 
-def expanded(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]], bds: list[Breakdown]) -> Bottoms:
+def expanded(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]], bds: list[Breakdown]) -> Full:
     """The table of ``bds``, margins included, summed from ``entry`` along ``plan`` (from :func:`plan_from`).
 
     A code of ``bds[d]`` covers a range of its bottom positions, and each of those a range of the
