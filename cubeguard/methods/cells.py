@@ -10,7 +10,8 @@ of them; Shlomo and Young 2008, as in Shlomo 2009, 3.2.1) or a seeded stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -175,3 +176,18 @@ def control_groups(
         np.int64
     )
     return group, totals
+
+
+def held_sets(hold: Sequence[Sequence[str]], dims: Sequence[str]) -> list[tuple[str, ...]]:
+    """The margin tables a cube with ``dims`` publishes first under ``hold``: non-empty subsets of each group's breakdowns it has, smallest first.
+
+    >>> held_sets([["GEO", "SEX"]], ["SEX", "AGE", "GEO"])
+    [('GEO',), ('SEX',), ('GEO', 'SEX')]
+    """
+    found = {
+        tuple(sorted(sub))
+        for group in hold
+        for r in range(1, len(group) + 1)
+        for sub in itertools.combinations(sorted(set(group) & set(dims)), r)
+    }
+    return sorted(found, key=lambda s: (len(s), s))

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from cubeguard.errors import CubeguardError
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.measures.select import DimHierarchy, hierarchies
+from cubeguard.methods import cells
 from cubeguard.methods.controlled_rounding import (
     REPORT_ATTR,
     ControlledRoundingStep,
     controlled_round,
-    hold,
     method,
     partition,
     round_cube,
@@ -224,7 +224,7 @@ def test_a_table_above_the_whole_table_size_is_not_solved_whole_when_its_blocks_
         round_cube(cube, _step(base=3, partition_above_cells=100, block_cells=50))
 
 
-@pytest.mark.parametrize("module", [partition, hold])
+@pytest.mark.parametrize("module", [partition, cells])  # cells: held_sets, shared with stochastic perturbation
 def test_the_examples_run(module: object) -> None:
     outcome = doctest.testmod(module)  # type: ignore[arg-type]
     assert outcome.attempted >= 1 and outcome.failed == 0

@@ -156,7 +156,7 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "small_cell_adjustment": ({"base"}, {"seed"}),
     "barnardisation": (set(), {"p", "seed"}),
     "stochastic_perturbation": (
-        {"cap", "perturb_zeros", "control", "control_depth", "fit", "rounding"},
+        {"cap", "perturb_zeros", "control", "control_depth", "fit", "hold", "rounding"},
         {"diagonal", "band", "seed", "tolerance", "cycles"},
     ),
     "targeted_swap": (

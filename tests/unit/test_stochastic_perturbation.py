@@ -240,6 +240,80 @@ def test_a_fit_that_cannot_be_kept_exact_is_a_user_error(monkeypatch: pytest.Mon
         METHOD.prepare(step(fit=[["AGE"], ["SEX"]]))(_areas_cube())
 
 
+GROUP = ["GEO", "SEX", "AGE"]
+
+
+def _programme(seed: int) -> dict[str, xr.Dataset]:
+    """Cubes of one population over GEO x SEX x AGE x EDU and some of its margins, with consistent cell keys."""
+    rng = np.random.default_rng(seed)
+    trees = {
+        "GEO": two_level_tree("G", 2, 4), "SEX": flat_tree("S", "M", "F"), "AGE": two_level_tree("A", 2, 3),
+        "EDU": flat_tree("E", "e1", "e2", "e3"),
+    }  # fmt: skip
+    counts = rng.poisson(rng.gamma(0.6, 5.0, (8, 2, 6, 3)))
+    keys = rng.integers(0, 2**64, counts.shape, dtype=np.uint64)
+    out = {}
+    for name in ("GSAE", "GSA", "GSE", "GS", "AE", "A"):
+        dims = [d for d in trees if d[0] in name]
+        axes = tuple(k for k, d in enumerate(trees) if d not in dims)
+        cube = build_cube({d: trees[d] for d in dims}, counts.sum(axis=axes), keys.sum(axis=axes, dtype=np.uint64))
+        out[name] = keyed(cube).assign_attrs(cube_id=name, population="persons", variables={d: d for d in dims})
+    return out
+
+
+def _covered_pairs_agree(out: dict[str, xr.Dataset]) -> tuple[int, int]:
+    """(shared cells of pairs whose shared variables all lie in GROUP, how many of them differ)."""
+    from itertools import combinations
+
+    from cubeguard.ckm.consistency import check_consistency
+
+    shared = differing = 0
+    for (a, x), (b, y) in combinations(sorted(out.items()), 2):
+        if set(x["count"].dims) & set(y["count"].dims) <= set(GROUP):
+            report = check_consistency({a: x, b: y})
+            shared, differing = shared + report.shared_cells, differing + report.mismatches
+    return shared, differing
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_held_margins_publish_a_shared_cell_the_same_in_every_cube(seed: int) -> None:
+    cubes = _programme(seed)
+    chosen = step(control=["GEO"], hold=[GROUP], fit=[["EDU"], ["SEX", "AGE"]])
+    out = {cid: METHOD.prepare(chosen)(cube) for cid, cube in cubes.items()}
+    shared, differing = _covered_pairs_agree(out)
+    assert shared > 100 and differing == 0
+    for cid, cube in out.items():
+        assert check_additivity(cube).additive, cid
+        if "GEO" in cube.dims:  # the control totals are the original ones
+            areas = {d: cube[d].values[0] for d in cube["count"].dims if d != "GEO"}
+            for area in ("G0", "G1"):
+                assert int(cube["count"].sel(GEO=area, **areas)) == int(cubes[cid]["count"].sel(GEO=area, **areas))
+    full = json.loads(out["GSAE"].attrs[REPORT_ATTR])
+    assert full["held_tables"] == 7 and full["fitted_tables"] == 2  # GEO x SEX x AGE, and EDU (outside the group)
+    edu = (out["GSAE"]["count"] - cubes["GSAE"]["count"]).sel(GEO="G_T", SEX="S", AGE="A_T")
+    assert not edu.values.any()  # the fitted table outside the group keeps its original counts
+
+
+def test_without_hold_some_shared_cell_differs_between_cubes() -> None:
+    differing = 0
+    for seed in range(4):
+        cubes = _programme(seed)
+        out = {cid: METHOD.prepare(step(control=["GEO"]))(cube) for cid, cube in cubes.items()}
+        differing += _covered_pairs_agree(out)[1]
+    assert differing > 0  # so the test above is not met by chance
+
+
+def test_a_held_margin_without_a_rounding_names_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(method, "controlled_integers", lambda fitted, tables, limit: None)
+    with pytest.raises(CubeguardError) as info:
+        METHOD.prepare(step(hold=[["SEX", "AGE"]]))(_areas_cube().assign_attrs(cube_id="c9"))
+    assert str(info.value) == (
+        "cube 'c9': HiGHS found no rounding of the perturbed margin table over AGE x SEX named in 'hold' of step "
+        "'stochastic_perturbation' that keeps its own held margins and control totals exact (none exists, or none "
+        "within 600 s), so other cubes could publish it differently; hold fewer breakdowns"
+    )
+
+
 def test_a_reference_left_unresolved_is_a_bug() -> None:
     with pytest.raises(InternalError, match="secrets are not resolved"):
         METHOD.prepare(step(diagonal=EnvSecret(env="CG_SP_DIAGONAL")))
@@ -249,7 +323,7 @@ def test_a_release_perturbs_every_cube_and_shows_no_secret(tmp_path: Path) -> No
     original, protected, steps = protect_tiny(tmp_path, STEP)
     shown = public_step(steps[0])["parameters"]
     assert shown == {
-        "cap": 10, "perturb_zeros": False, "control": ["GEO.2", "GEO.1"], "control_depth": 1, "fit": [],
+        "cap": 10, "perturb_zeros": False, "control": ["GEO.2", "GEO.1"], "control_depth": 1, "fit": [], "hold": [],
         "rounding": "controlled",
     }  # fmt: skip
     assert "0.6" not in json.dumps(shown) and "0.6" not in repr(steps[0])
@@ -276,6 +350,15 @@ def test_a_release_perturbs_every_cube_and_shows_no_secret(tmp_path: Path) -> No
          r"steps\[0\]\.fit\[0\]\[0\] \(c\.yaml line \d+\): unknown breakdown 'AGE\.9'"),
         ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, control: [GEO.9]}\n",
          r"steps\[0\]\.control\[0\] \(c\.yaml line \d+\): unknown breakdown 'GEO\.9'"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, hold: [[SEX, GEO.9]]}\n",
+         r"steps\[0\]\.hold\[0\]\[1\] \(c\.yaml line \d+\): unknown breakdown 'GEO\.9'"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, hold: [[SEX]], rounding: interior}\n",
+         r"steps\[0\]\.rounding \(c\.yaml line \d+\): rounding 'interior' does not keep the margin cells of 'hold' "
+         r"at the values other cubes publish; set 'rounding' to 'controlled', or drop 'hold'$"),
+        ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, hold: [[GEO.2, SEX]], fit: [[SEX, AGE.M]]}\n",
+         r"steps\[0\]\.fit\[0\] \(c\.yaml line \d+\): fit table \['SEX', 'AGE\.M'\] shares SEX with hold group "
+         r"\['GEO\.2', 'SEX'\] but is not inside it, so its original counts would contradict the perturbed margin every "
+         r"cube publishes; put the table inside that group, or leave those breakdowns out of it$"),
         ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2, rounding: nearest}\n",
          r"steps\[0\]\.rounding \(c\.yaml line \d+\): "),
         ("  - {method: stochastic_perturbation, diagonal: 0.6, band: 2}\n  - {method: cell_key, D: 5, V: 3, js: 2}\n",
@@ -291,6 +374,7 @@ def test_each_mistake_gives_a_located_config_error(tmp_path: Path, steps: str, e
 def test_the_method_is_registered_with_its_model() -> None:
     assert METHOD.name == "stochastic_perturbation" and METHOD.model is StochasticPerturbationStep
     assert METHOD.additive(step()) and not METHOD.additive(step(fit=[["AGE"]], rounding="every_cell"))
+    assert METHOD.additive(step(fit=[["AGE"]])) and METHOD.additive(step(fit=[["AGE"]], rounding="interior"))
 
 
 def test_the_measures_show_how_far_each_fit_got(tmp_path: Path) -> None:

@@ -17,28 +17,13 @@ key method, consistent per cell) leaves the shared cells equal across cubes.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
 
 from cubeguard.measures.select import DimHierarchy
+from cubeguard.methods.cells import held_sets
 from cubeguard.methods.controlled_rounding.kernel import IntArray, Solution, controlled_round
-
-
-def held_sets(hold: Sequence[Sequence[str]], dims: Sequence[str]) -> list[tuple[str, ...]]:
-    """The margin tables a cube with ``dims`` rounds first: non-empty subsets of each group's breakdowns it has, smallest first.
-
-    >>> held_sets([["GEO", "SEX"]], ["SEX", "AGE", "GEO"])
-    [('GEO',), ('SEX',), ('GEO', 'SEX')]
-    """
-    found = {
-        tuple(sorted(sub))
-        for group in hold
-        for r in range(1, len(group) + 1)
-        for sub in itertools.combinations(sorted(set(group) & set(dims)), r)
-    }
-    return sorted(found, key=lambda s: (len(s), s))
 
 
 def held_cells(

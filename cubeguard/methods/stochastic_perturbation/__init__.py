@@ -10,7 +10,7 @@ from cubeguard.methods.stochastic_perturbation.restore import Table, controlled_
 
 def _additive(step: StochasticPerturbationStep) -> bool:
     """Exactly additive unless the fitted table is rounded cell by cell."""
-    return not step.fit or step.rounding == "interior"
+    return not (step.fit or step.hold) or step.rounding != "every_cell"
 
 
 METHOD = CubeMethod(model=StochasticPerturbationStep, public=public, prepare=prepare, check=check, additive=_additive)

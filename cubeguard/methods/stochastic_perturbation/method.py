@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import numpy.typing as npt
 import xarray as xr
 
 from cubeguard.errors import CubeguardError, InternalError
@@ -14,6 +15,7 @@ from cubeguard.methods.cells import (
     FloatArray,
     IntArray,
     control_groups,
+    held_sets,
     interior,
     last_step_problems,
     leaf_index,
@@ -22,6 +24,7 @@ from cubeguard.methods.cells import (
     summed_real,
     uniforms,
 )
+from cubeguard.methods.stochastic_perturbation.hold import Held, held_tables
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
 from cubeguard.methods.stochastic_perturbation.restore import Fit, Table, controlled_integers, ipf, table_of, table_over
@@ -33,10 +36,70 @@ CONTROLLED_LIMIT_S = 600.0
 REPORT_ATTR = "stochastic_perturbation"
 
 
+class _NoRounding(Exception):
+    """HiGHS found no rounding of a fitted interior that keeps its tables exact (``args[0]``: how many, controls aside)."""
+
+
 def perturb_cube(
     cube: xr.Dataset, step: StochasticPerturbationStep, spec: Perturbation, seed: int | None
 ) -> xr.Dataset:
     """The cube with its interior perturbed by ``spec``, fitted and made integral as ``step`` says (see its model)."""
+    found = hierarchies(cube)
+    held = _held(cube, step, spec, seed)
+    dims = [str(d) for d in cube["count"].dims]
+    whole = next((h for h in held if set(h.dims) == set(dims)), None)
+    if whole is not None:  # the cube is a held table itself: publish it as every other cube does
+        inner: npt.NDArray[np.int64] = np.transpose(whole.values, [whole.dims.index(d) for d in dims])
+        report: dict[str, object] = {"held_tables": len(held_sets(step.hold, dims))}
+        return _reported(publish(cube, summed(cube, np.ascontiguousarray(inner), found)), report)
+    try:
+        restored, report = _restore(cube, step, spec, seed, held, _unheld(step), step.rounding)
+    except _NoRounding as failed:
+        raise CubeguardError(
+            f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the fitted cells that keeps every "
+            f"cell of the {failed.args[0]} margin tables of {_named(step)} of step {step.name!r} and the control totals exact (none "
+            f"exists, or none within {CONTROLLED_LIMIT_S:g} s); {_fewer(step)}"
+        ) from None
+    if step.hold:
+        report["held_tables"] = len(held_sets(step.hold, dims))
+    if restored.dtype.kind == "f":  # every_cell: each cell of the fitted table rounded on its own
+        full = np.rint(summed_real(cube, restored.astype(np.float64), found)).astype(np.int64)
+        return _reported(publish(cube, full), report)
+    return _reported(publish(cube, summed(cube, restored.astype(np.int64, copy=False), found)), report)
+
+
+def _held(cube: xr.Dataset, step: StochasticPerturbationStep, spec: Perturbation, seed: int | None) -> list[Held]:
+    """The cube's largest held margin tables, each perturbed on its own and fitted to its own held margins."""
+
+    def margin(sub: xr.Dataset, below: list[Held]) -> IntArray:
+        try:
+            inner, _ = _restore(sub, step, spec, seed, below, [], "controlled")
+        except _NoRounding:
+            raise CubeguardError(
+                f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the perturbed margin table over "
+                f"{' x '.join(str(d) for d in sub['count'].dims)} named in 'hold' of step {step.name!r} that keeps "
+                f"its own held margins and control totals exact (none exists, or none within "
+                f"{CONTROLLED_LIMIT_S:g} s), so other cubes could publish it differently; hold fewer breakdowns"
+            ) from None
+        return inner.astype(np.int64, copy=False)
+
+    return held_tables(cube, step.hold, margin) if step.hold else []
+
+
+def _restore(
+    cube: xr.Dataset,
+    step: StochasticPerturbationStep,
+    spec: Perturbation,
+    seed: int | None,
+    held: list[Held],
+    fit: list[list[str]],
+    rounding: str,
+) -> tuple[npt.NDArray[np.int64] | FloatArray, dict[str, object]]:
+    """The interior (shaped) perturbed, fitted to ``held`` and ``fit`` and the controls, and rounded by ``rounding``.
+
+    Integers, or the fitted reals for ``every_cell``; without tables to fit, the perturbed interior.
+    Raises :class:`_NoRounding` when the controlled rounding finds none.
+    """
     counts = np.asarray(cube["count"].values, dtype=np.int64)
     found = hierarchies(cube)
     index = leaf_index(cube, found)
@@ -44,35 +107,37 @@ def perturb_cube(
     inner = interior(counts, index)
     u = uniforms(cube, seed)
     moved = perturb(inner.ravel(), interior(u, index).ravel(), group.ravel(), u.ravel()[totals], spec)
-    moved = moved.reshape(inner.shape)
     report: dict[str, object] = {"groups": int(group.max(initial=0)) + 1, "fitted_tables": 0}
-    tables = _tables(cube, inner, step.fit)
+    dims = [str(d) for d in cube["count"].dims]
+    tables = [h.table(dims, inner.shape) for h in held] + _tables(cube, inner, fit)
     if not tables:
-        return _reported(publish(cube, summed(cube, moved, found)), report)
+        return moved.reshape(inner.shape), report
     tables.append(table_of(group.ravel(), inner.ravel().astype(np.float64)))  # the controls stay exact
-    fit = ipf(moved.ravel().astype(np.float64), tables, step.tolerance, step.cycles)
-    report |= _fit_report(fit, len(tables) - 1, step.rounding)
-    fitted = fit.fitted.reshape(inner.shape)
-    if step.rounding == "every_cell":
-        full = np.rint(summed_real(cube, fitted, found)).astype(np.int64)
-    else:
-        full = summed(cube, _integers(fit.fitted, tables, step, cube).reshape(inner.shape), found)
-    return _reported(publish(cube, full), report)
-
-
-def _integers(fitted: FloatArray, tables: list[Table], step: StochasticPerturbationStep, cube: xr.Dataset) -> IntArray:
-    """The fitted interior (flat) as integers: rounded under control to the fitted tables, or to nearest."""
-    if step.rounding == "interior":
-        return np.rint(fitted).astype(np.int64)
-    out = controlled_integers(fitted, tables, CONTROLLED_LIMIT_S)
+    fitted = ipf(moved.astype(np.float64), tables, step.tolerance, step.cycles)
+    report |= _fit_report(fitted, len(tables) - 1, rounding)
+    if rounding == "every_cell":
+        return fitted.fitted.reshape(inner.shape), report
+    if rounding == "interior":
+        return np.rint(fitted.fitted).astype(np.int64).reshape(inner.shape), report
+    out = controlled_integers(fitted.fitted, tables, CONTROLLED_LIMIT_S)
     if out is None:
-        raise CubeguardError(
-            f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the fitted cells that keeps every "
-            f"cell of the {len(tables) - 1} margin tables of 'fit' of step {step.name!r} and the control totals "
-            f"exact (none exists, or none within {CONTROLLED_LIMIT_S:g} s); fit fewer tables, or set 'rounding' to "
-            "'interior'"
-        )
-    return out
+        raise _NoRounding(len(tables) - 1)
+    return out.reshape(inner.shape), report
+
+
+def _unheld(step: StochasticPerturbationStep) -> list[list[str]]:
+    """The tables of ``fit`` outside every group of ``hold`` (those inside one are held, at their published values)."""
+    return [t for t in step.fit if not any(set(t) <= set(group) for group in step.hold)]
+
+
+def _named(step: StochasticPerturbationStep) -> str:
+    return " and ".join(f"'{k}'" for k in ("fit", "hold") if getattr(step, k))
+
+
+def _fewer(step: StochasticPerturbationStep) -> str:
+    if step.hold:
+        return "hold fewer breakdowns, or fit fewer tables"
+    return "fit fewer tables, or set 'rounding' to 'interior'"
 
 
 def _tables(cube: xr.Dataset, inner: IntArray, fit: list[list[str]]) -> list[Table]:
@@ -119,17 +184,52 @@ def public(step: StochasticPerturbationStep) -> dict[str, object]:
         "control": step.control,
         "control_depth": step.control_depth,
         "fit": step.fit,
+        "hold": step.hold,
         "rounding": step.rounding,
     }
 
 
 def check(step: StochasticPerturbationStep, ctx: CheckContext) -> list[Problem]:
-    """The control and fitted breakdowns exist, and no later step changes a cube this step perturbs."""
+    """The named breakdowns exist, ``hold`` can be kept, and no later step changes a cube this step perturbs."""
     named: list[tuple[KeyPath, str]] = [(("control", k), b) for k, b in enumerate(step.control)]
     named += [(("fit", k, j), b) for k, table in enumerate(step.fit) for j, b in enumerate(table)]
+    named += [(("hold", k, j), b) for k, group in enumerate(step.hold) for j, b in enumerate(group)]
     found: list[Problem] = [
         (path, f"unknown breakdown {bid!r}; name a breakdown id of the release's variables")
         for path, bid in named
         if ctx.breakdowns and bid not in ctx.breakdowns
     ]
-    return found + last_step_problems(ctx, "keep the distribution of values and the controlled totals")
+    return (
+        found
+        + _hold_problems(step)
+        + last_step_problems(ctx, "keep the distribution of values and the controlled totals")
+    )
+
+
+def _hold_problems(step: StochasticPerturbationStep) -> list[Problem]:
+    """Held cells stay exact only under controlled rounding, and a fitted table must not contradict a held one."""
+    if not step.hold:
+        return []
+    found: list[Problem] = []
+    if step.rounding != "controlled":
+        found.append(
+            (
+                ("rounding",),
+                f"rounding {step.rounding!r} does not keep the margin cells of 'hold' at the values other cubes "
+                "publish; set 'rounding' to 'controlled', or drop 'hold'",
+            )
+        )
+    for k, table in enumerate(step.fit):
+        for group in step.hold:
+            shared = sorted(set(table) & set(group))
+            if shared and not set(table) <= set(group):
+                found.append(
+                    (
+                        ("fit", k),
+                        f"fit table {table} shares {', '.join(shared)} with hold group {group} but is not inside "
+                        "it, so its original counts would contradict the perturbed margin every cube publishes; "
+                        "put the table inside that group, or leave those breakdowns out of it",
+                    )
+                )
+                break
+    return found

@@ -31,7 +31,9 @@ class StochasticPerturbationStep(CubeStep):
     to the nearest integer and sums every total (exactly additive, but the fitted margins and the
     controls drift back by the rounding); ``every_cell`` rounds every cell
     of the fitted table on its own ("close" additivity). Without ``fit``, every total is the sum of
-    the perturbed interior.
+    the perturbed interior. With ``hold``, the margin tables over each group's breakdowns are
+    perturbed first, each as a table of its own, and the cube is fitted to their published values
+    (:mod:`~cubeguard.methods.stochastic_perturbation.hold`).
     """
 
     method: Literal["stochastic_perturbation"]
@@ -54,6 +56,13 @@ class StochasticPerturbationStep(CubeStep):
         default_factory=list,
         description="Margin tables (each a list of breakdown ids) the perturbed interior is fitted to by IPF, at "
         "their original counts; a cube lacking one of a table's breakdowns skips that table.",
+    )
+    hold: list[list[str]] = Field(
+        default_factory=list,
+        description="Groups of breakdown ids (e.g. [[GEO.2, SEX, AGE.1]]) whose margin tables every cube perturbs "
+        "first, each on its own and the same way in every cube, and then fits to and holds (rounding 'controlled'): "
+        "a cell shared by several cubes through those breakdowns (the other variables at their totals) is published "
+        "with the same value in all of them. A table of 'fit' inside a group is held instead.",
     )
     rounding: Literal["controlled", "interior", "every_cell"] = Field(
         default="controlled",

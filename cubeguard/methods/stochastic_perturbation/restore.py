@@ -42,10 +42,14 @@ class Table:
 
 def table_over(original: FloatArray, axes: Sequence[int]) -> Table:
     """The margin table of ``original`` (the interior, shaped) over ``axes``, its target the original sums."""
-    kept = [n if a in axes else 1 for a, n in enumerate(original.shape)]
-    labels = np.arange(int(np.prod(kept)), dtype=np.int64).reshape(kept)  # the margin cells, in C order
-    cell = np.broadcast_to(labels, original.shape).ravel()  # one label per interior cell, not an index grid
-    return table_of(cell, original.ravel())
+    return table_of(labels_over(original.shape, axes), original.ravel())
+
+
+def labels_over(shape: Sequence[int], axes: Sequence[int]) -> IntArray:
+    """Each interior cell's margin cell over ``axes`` (flat, margin cells numbered in C order of those axes)."""
+    kept = [n if a in axes else 1 for a, n in enumerate(shape)]
+    labels = np.arange(int(np.prod(kept)), dtype=np.int64).reshape(kept)
+    return np.broadcast_to(labels, tuple(shape)).ravel()  # one label per interior cell, not an index grid
 
 
 def table_of(cell: IntArray, original: FloatArray) -> Table:
