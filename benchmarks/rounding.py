@@ -628,10 +628,11 @@ NOTES = [
     "(rows A, B, C; columns Male, Female: 1 0 / 3 3 / 12 20), at base 3 and at the Handbook's base 5, whose optimum "
     "the unit test finds by brute force (18).",
     "- Census-like counts: Poisson with a gamma(shape 0.5, mean 3) mean per cell, seeded PCG64 (about 38% zeros).",
-    "- census4d_151875 (the issue's 150,000-cell 4-D hierarchical table): small tables of this kind have no zero-restricted "
-    "rounding (HiGHS proves it at once, `benchmarks/results/controlled_rounding.md`) and no solver found one for "
-    "this one, so cubeguard runs with `steps: 2` and its defaults (block by block above 20,000 cells) and is marked not zero-restricted; "
-    "pytauargus passes no steps to CRP and CtrlRound has none, so both keep searching for a zero-restricted one.",
+    "- census4d_151875 (the issue's 150,000-cell 4-D hierarchical table) has no zero-restricted rounding: CP-SAT "
+    "proves it in 15 s, where HiGHS is undecided after 120 s (`benchmarks/results/rounding_existence.md`). So "
+    "cubeguard runs with `steps: 2` and its defaults (block by block above 20,000 cells) and is marked not "
+    "zero-restricted; pytauargus passes no steps to CRP and CtrlRound has none, so both search for a rounding "
+    "that does not exist.",
 ]
 
 

@@ -36,7 +36,7 @@ from tests.strategies import build_cube, cubes, flat_tree
 
 CELL_KEY = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
 REPORT_KEYS = {"base", "steps", "stop", "status", "objective", "bound", "gap", "cells", "constraints", "variables",
-               "seconds", "solver_seconds", "steps_used", "blocks", "merged_blocks", "held_cells"}  # fmt: skip
+               "seconds", "solver_seconds", "steps_used", "blocks", "merged_blocks", "held_cells", "zero_restricted"}  # fmt: skip
 
 # Handbook on SDC v2 (Hundepool et al. 2024), 5.5, Tables 5.18 and 5.21 as printed: rows Area A,
 # B, C, Total; columns Male, Female, Total. Table 5.21 is "a possible rounding solution" to base 5:

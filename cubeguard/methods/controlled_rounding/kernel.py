@@ -88,6 +88,9 @@ class Solution:
         blocks: the tables solved one after another (1 unless the table was partitioned).
         merged: parts solved again as one program because a block of theirs had no rounding.
         whole: whether the table was solved as one program (so ``infeasible`` is proven for it).
+        zero_restricted: whether the whole table has a zero-restricted rounding, when
+            :mod:`~cubeguard.methods.controlled_rounding.existence` was asked: ``exists``, ``none``
+            or ``undecided``.
     """
 
     published: IntArray | None
@@ -104,6 +107,7 @@ class Solution:
     blocks: int = 1
     whole: bool = True
     merged: int = 0
+    zero_restricted: str | None = None
 
     def report(self) -> dict[str, object]:
         """The public facts of the solve (no count of the table), JSON-ready."""
@@ -120,6 +124,7 @@ class Solution:
             "steps_used": self.steps_used,
             "blocks": self.blocks,
             "merged_blocks": self.merged,
+            "zero_restricted": self.zero_restricted,
         }
 
 
@@ -287,6 +292,7 @@ def controlled_round(
     stop: str = "optimal",
     time_limit_s: float = 60.0,
     fixed: IntArray | None = None,
+    least: int = 1,
 ) -> Solution:
     """Controlled rounding of a table (every cell, totals included, in ``hier``'s code order).
 
@@ -294,7 +300,8 @@ def controlled_round(
     a multiple of ``base`` less than ``k`` bases from its count for the least ``k <= steps`` that
     admits such a table (zero-restricted first), with the least sum of absolute deviations over all
     cells that HiGHS proves (``optimal``) or finds before stopping. Cells of ``fixed`` that are not
-    -1 keep that published value (see :func:`build_program`).
+    -1 keep that published value (see :func:`build_program`). ``least`` skips fewer steps, known
+    to admit no rounding.
 
     >>> from cubeguard.measures.select import DimHierarchy
     >>> flat = DimHierarchy("D", ("T", "a", "b"), np.array([-1, 0, 0]), np.array([0, 1, 1]))
@@ -305,7 +312,7 @@ def controlled_round(
         InternalError: invalid counts or parameters, or HiGHS failing in a way a table cannot cause.
     """
     started, solving = time.perf_counter(), 0.0
-    for k in range(1, steps + 1):
+    for k in range(least, steps + 1):
         solution = _round_within(counts, hier, base, k, stop, time_limit_s - (time.perf_counter() - started), fixed)
         solving += solution.solve_seconds
         if solution.status != "infeasible":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -12,6 +13,7 @@ from cubeguard.errors import CubeguardError
 from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.base import CheckContext, CubeFunction, Problem
 from cubeguard.methods.cells import last_step_problems, publish
+from cubeguard.methods.controlled_rounding.existence import Existence, zero_restricted
 from cubeguard.methods.controlled_rounding.hold import held_cells
 from cubeguard.methods.controlled_rounding.kernel import Solution, controlled_round
 from cubeguard.methods.controlled_rounding.model import ControlledRoundingStep
@@ -22,6 +24,14 @@ from cubeguard.methods.controlled_rounding.partition import partitioned_round, r
 #: programs (seen: a 16,000-variable block ran 300 s past a 20 s limit), and a program of millions
 #: of cells takes gigabytes to build.
 WHOLE_TABLE_MAX_CELLS = 150_000
+
+#: Tables above the first size and up to the second are asked first whether a zero-restricted
+#: rounding exists (CP-SAT, :mod:`~cubeguard.methods.controlled_rounding.existence`): HiGHS decides
+#: smaller ones at once, and building the constraint model of a larger one in Python takes minutes.
+EXISTENCE_CELLS = (10_000, 500_000)
+
+#: At most this long (and never beyond the step's ``time_limit_s``) for that question.
+EXISTENCE_LIMIT_S = 60.0
 
 #: The cube attribute holding the step's report (JSON): public facts about the solve, no counts.
 REPORT_ATTR = "controlled_rounding"
@@ -79,23 +89,34 @@ def solve_table(
 ) -> Solution:
     """The step's rounding of one table: block by block above ``partition_above_cells``, else as a whole.
 
-    When a block has no rounding, a table of at most ``WHOLE_TABLE_MAX_CELLS`` cells is solved
-    whole in the time left; RAPID when asked and nothing was found.
+    A table of ``EXISTENCE_CELLS`` cells is first asked whether it has a zero-restricted rounding
+    at all (:mod:`~cubeguard.methods.controlled_rounding.existence`): where none exists, one step
+    is refused at once and the whole table starts at two; where one exists, it is published when
+    nothing better is found. When a block has no rounding, a table of at most
+    ``WHOLE_TABLE_MAX_CELLS`` cells is solved whole in the time left; RAPID when asked and nothing
+    was found.
     """
+    started = time.perf_counter()
+    exist = _existence(counts, hier, step, fixed)
+    answer = None if exist is None else exist.answer
+    if answer == "none" and step.steps == 1:
+        return replace(_nothing(counts), zero_restricted=answer)
     solution = None
     if counts.size > step.partition_above_cells:
         solution = partitioned_round(
-            counts, hier, step.base, step.steps, step.stop, step.time_limit_s, step.block_cells, fixed
+            counts, hier, step.base, step.steps, step.stop, _left(step, started), step.block_cells, fixed
         )
     blocked = (  # a block has no rounding, time is left, and the whole table may be one program
         solution is not None and solution.status == "infeasible" and counts.size <= WHOLE_TABLE_MAX_CELLS
     )
     if solution is None or blocked:  # small, or the whole table in the time left
-        spent = 0.0 if solution is None else solution.build_seconds + solution.solve_seconds
-        left = max(step.time_limit_s - spent, 0.0)
-        whole = controlled_round(counts, hier, step.base, step.steps, step.stop, left, fixed)
+        least = 2 if answer == "none" else 1
+        whole = controlled_round(counts, hier, step.base, step.steps, step.stop, _left(step, started), fixed, least)
         if solution is None or whole.published is not None or whole.status == "infeasible":
             solution = whole
+    solution = replace(solution, zero_restricted=answer)
+    if solution.published is None and exist is not None and exist.published is not None:
+        return _found_first(counts, solution, exist.published)
     if solution.published is not None or step.fallback == "none":
         return solution
     published = rapid(counts, hier, step.base)
@@ -107,6 +128,37 @@ def solve_table(
         objective=int(deviation.sum()),
         gap=None,
         steps_used=int(deviation.max(initial=0)) // step.base + 1,
+    )
+
+
+def _existence(
+    counts: np.ndarray, hier: list[DimHierarchy], step: ControlledRoundingStep, fixed: np.ndarray | None
+) -> Existence | None:
+    """CP-SAT's answer for a table of ``EXISTENCE_CELLS`` cells (``None`` for others: HiGHS decides small ones)."""
+    if not EXISTENCE_CELLS[0] < counts.size <= EXISTENCE_CELLS[1]:
+        return None
+    return zero_restricted(counts, hier, step.base, min(EXISTENCE_LIMIT_S, step.time_limit_s), fixed)
+
+
+def _left(step: ControlledRoundingStep, started: float) -> float:
+    return max(step.time_limit_s - (time.perf_counter() - started), 0.0)
+
+
+def _nothing(counts: np.ndarray) -> Solution:
+    """The solution of a table proven to have no rounding within its steps."""
+    return Solution(None, "infeasible", None, None, None, int(counts.size), 0, 0, 0.0, 0.0)
+
+
+def _found_first(counts: np.ndarray, solution: Solution, published: np.ndarray) -> Solution:
+    """CP-SAT's zero-restricted rounding, published as found (not optimised)."""
+    deviation = int(np.abs(published.reshape(counts.shape) - counts).sum())
+    return replace(
+        solution,
+        published=published.reshape(counts.shape),
+        status="first_feasible",
+        objective=deviation,
+        gap=None,
+        steps_used=1,
     )
 
 
