@@ -34,7 +34,7 @@ from cubeguard.pipeline.true_original import release_moves, true_original
 from cubeguard.pipeline.unit_moves import CellMoves
 
 #: The public facts of a stochastic perturbation (its cube attribute) shown as measures, scope ``cube``.
-PERTURBATION_FACTS = ("groups", "fitted_tables", "ipf_cycles", "ipf_max_gap")
+PERTURBATION_FACTS = ("groups", "fitted_tables", "held_tables", "ipf_cycles", "ipf_max_gap")
 
 
 #: Measures-table column saying what ``r#`` of a swap release's cube used: 1.0 the units moved, 0.0 cell values.

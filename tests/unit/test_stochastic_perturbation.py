@@ -383,11 +383,16 @@ def test_the_measures_show_how_far_each_fit_got(tmp_path: Path) -> None:
     from cubeguard.config import load_release
     from cubeguard.pipeline.measure import measure_release
 
-    fitted = STEP.replace("control: [GEO.2, GEO.1]}", "control: [GEO.2, GEO.1], fit: [[SEX]], cubes: [c1]}")
+    fitted = STEP.replace(
+        "control: [GEO.2, GEO.1]}", "control: [GEO.2, GEO.1], fit: [[SEX]], hold: [[GEO.2, AGE.M]], cubes: [c1]}"
+    )
     protect_tiny(tmp_path, fitted + "  - {method: identity, cubes: [c2, hh]}\n")
     measures = pd.read_parquet(measure_release(load_release(tmp_path / "c.yaml")))
-    facts = [f"perturbation_{k}@cube" for k in ("groups", "fitted_tables", "ipf_cycles", "ipf_max_gap")]
+    facts = [f"perturbation_{k}@cube" for k in ("groups", "fitted_tables", "held_tables", "ipf_cycles", "ipf_max_gap")]
     row = measures.loc["c1", facts]
-    assert row["perturbation_fitted_tables@cube"] == 1 and row["perturbation_ipf_max_gap@cube"] <= 1e-6
+    assert (
+        row["perturbation_fitted_tables@cube"] == 2 and row["perturbation_ipf_max_gap@cube"] <= 1e-6
+    )  # SEX, GEO x AGE
+    assert row["perturbation_held_tables@cube"] == 3  # GEO.2, AGE.M, and GEO.2 x AGE.M
     assert row["perturbation_groups@cube"] == 2 and row["perturbation_ipf_cycles@cube"] in range(101)  # regions A, B
     assert measures.loc[["c2", "hh"], facts].isna().all().all()  # not perturbed: no value
