@@ -14,8 +14,9 @@ from cubeguard.cubes.spec import BreakdownSpec, CodeSpec, VariableSpec
 from cubeguard.errors import CubeguardError
 from cubeguard.methods.base import TableSet
 from cubeguard.methods.safe import Dimension, SafeStep, Settings, apply, build, deviation_tables, markdown, search
-from cubeguard.methods.safe.controlled import weights
+from cubeguard.methods.safe.controlled import tabulate, weights
 from cubeguard.methods.safe.deviations import cell_identity
+from cubeguard.methods.safe.elementary import distinct_rows
 from tests.conftest import CELL_KEY_STEP, TINY_CONFIG
 from tests.hierarchies import breakdown_of
 
@@ -40,6 +41,45 @@ def _problem(seed: int, n: int = 3000) -> tuple[np.ndarray, np.ndarray, object]:
 def test_weights_are_the_integer_part_of_log10_as_in_table_1() -> None:
     a = np.array([0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 10**12], dtype=np.int64)
     assert weights(a).tolist() == [0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 12]
+
+
+def _random_dimension(rng: np.random.Generator, variable: int, n_cats: int) -> Dimension:
+    """Categories on random bottoms (some outside the breakdown), the total and random ranges of bottoms as codes."""
+    bottoms = int(rng.integers(1, 6))
+    position = rng.integers(-1, bottoms, n_cats).astype(np.int64)
+    lo = rng.integers(0, bottoms, 4)
+    hi = lo + rng.integers(1, bottoms - lo + 1)
+    return Dimension(variable, position, np.r_[0, lo].astype(np.int64), np.r_[bottoms, hi].astype(np.int64))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_controlled_cells_count_every_record_whose_bottoms_lie_in_their_codes(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(0, 6, (400, 3)).astype(np.int64)
+    counts = rng.integers(1, 9, 400).astype(np.int64)
+    tables = [[_random_dimension(rng, v, 6) for v in rng.permutation(3)[: rng.integers(1, 4)]] for _ in range(3)]
+    found = tabulate(build(tables), cats, counts)
+    expected = []
+    for table in tables:  # each cell by its definition: the records inside every one of its codes
+        for codes in np.ndindex(*[d.lo.size for d in table]):
+            inside = np.ones(cats.shape[0], dtype=bool)
+            for dim, c in zip(table, codes, strict=True):
+                pos = dim.position[cats[:, dim.variable]]
+                inside &= (pos >= 0) & (dim.lo[c] <= pos) & (pos < dim.hi[c])
+            expected.append(int(counts[inside].sum()))
+    assert found.tolist() == expected
+    assert found.sum() > 0
+
+
+def test_distinct_rows_sort_as_numpy_unique_on_rows_wider_than_one_word() -> None:
+    rng = np.random.default_rng(7)
+    rows = rng.integers(-1, 3000, (500, 9))[rng.integers(0, 500, 2000)]  # 9 columns of 3001 values: 3 words
+    found, inverse, counts = distinct_rows(rows)
+    expected, expected_inverse, expected_counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(found, expected)
+    np.testing.assert_array_equal(inverse, expected_inverse.ravel())
+    np.testing.assert_array_equal(counts, expected_counts)
+    np.testing.assert_array_equal(found[inverse], rows)
 
 
 def test_every_elementary_cell_ends_at_0_or_3_and_up_and_deviations_are_the_real_ones() -> None:

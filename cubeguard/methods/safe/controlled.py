@@ -66,6 +66,7 @@ class Controlled:
     shapes: tuple[tuple[int, ...], ...]
     dims: npt.NDArray[np.int8]
     span: int = 1
+    sources: tuple[tuple[Dimension, ...], ...] = ()
 
     @property
     def n_cells(self) -> int:
@@ -115,7 +116,35 @@ def build(tables: Sequence[Sequence[Dimension]]) -> Controlled:
         shapes=shapes,
         dims=np.concatenate(dims) if dims else np.zeros(0, np.int8),
         span=span,
+        sources=tuple(tuple(t) for t in tables),
     )
+
+
+def tabulate(tables: Controlled, cats: IntArray, counts: IntArray) -> IntArray:
+    """Every controlled cell's count (``A y``) of the elementary table ``counts`` (rows of ``cats``).
+
+    Per table, the records are counted in its bottom cells (one ``bincount``), then each axis is
+    summed into its codes, totals and subtotals too, by prefix sums (a code covers a range of
+    bottom positions): linear in the elementary cells and the table's size, where adding every
+    elementary cell to each cell holding it costs their product.
+    """
+    out = np.zeros(tables.n_cells, dtype=np.int64)
+    for t, table in enumerate(tables.sources):
+        bottoms = [int(d.hi.max(initial=0)) for d in table]
+        inside = np.ones(counts.size, dtype=bool)
+        flat = np.zeros(counts.size, dtype=np.int64)
+        for dim, n in zip(table, bottoms, strict=True):
+            pos = dim.position[cats[:, dim.variable]]
+            inside &= pos >= 0
+            flat = flat * n + np.maximum(pos, 0)
+        cube = np.bincount(flat[inside], weights=counts[inside], minlength=int(np.prod(bottoms, dtype=np.int64)))
+        cube = cube.astype(np.int64).reshape(bottoms)
+        for axis, dim in enumerate(table):
+            ends = np.cumsum(cube, axis=axis)
+            ends = np.concatenate([np.zeros_like(ends.take([0], axis=axis)), ends], axis=axis)
+            cube = ends.take(dim.hi, axis=axis) - ends.take(dim.lo, axis=axis)
+        out[tables.base[t] : tables.base[t] + cube.size] = cube.ravel()
+    return out
 
 
 def _strides(shape: tuple[int, ...]) -> list[int]:

@@ -75,24 +75,71 @@ def elementary(
     record_cats = np.empty((len(frame), len(columns)), dtype=np.int64)
     positions: dict[str, IntArray] = {}
     for v, column in enumerate(columns):
-        per_key = np.stack([p for _, p in parts[column]])
-        rows, inverse = np.unique(per_key.T, axis=0, return_inverse=True)
-        record_cats[:, v] = inverse.ravel()
+        per_key = np.stack([p for _, p in parts[column]], axis=1)
+        rows, inverse, _ = distinct_rows(per_key)
+        record_cats[:, v] = inverse
         for b, (key, _) in enumerate(parts[column]):
             positions[key] = rows[:, b].copy()
-    cats, cell, counts = _cells(record_cats)
+    cats, cell, counts = distinct_rows(record_cats)
     return Elementary(tuple(columns), cats, counts, cell, positions)
 
 
-def _cells(record_cats: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-    """Distinct rows of ``record_cats`` (sorted), each record's row, and each row's count."""
-    n, width = record_cats.shape
-    sizes = record_cats.max(axis=0, initial=-1) + 1 if n else np.zeros(width, np.int64)
-    if float(np.prod(sizes.astype(np.float64))) < 2.0**62:
-        key = np.zeros(n, dtype=np.int64)
-        for v in range(width):
-            key = key * int(sizes[v]) + record_cats[:, v]
-        _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-        return record_cats[first], inverse.astype(np.int64).ravel(), counts.astype(np.int64)
-    cats, inverse, counts = np.unique(record_cats, axis=0, return_inverse=True, return_counts=True)
-    return cats.astype(np.int64), inverse.astype(np.int64).ravel(), counts.astype(np.int64)
+def distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """The distinct rows of ``matrix`` (sorted as ``np.unique(matrix, axis=0)`` sorts them), each row's, and counts.
+
+    Each row is packed into as few 62-bit words as its columns' ranges allow (mixed radix, first
+    column most significant, so the words sort as the rows do), and the words are sorted: on a
+    census of 1M persons over 17 variables this takes a few seconds where ``np.unique(axis=0)``,
+    which sorts rows as byte strings, took 43.
+
+    >>> rows, inverse, counts = distinct_rows(np.array([[1, 0], [0, 5], [1, 0], [-1, 2]]))
+    >>> rows.tolist(), inverse.tolist(), counts.tolist()
+    ([[-1, 2], [0, 5], [1, 0]], [2, 1, 2, 0], [1, 1, 2])
+    """
+    n, width = matrix.shape
+    if n == 0:
+        return np.zeros((0, width), np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    words = packed([matrix[:, v] for v in range(width)])
+    order = lexicographic(words)
+    new = np.ones(n, dtype=bool)
+    new[1:] = _starts(words, order)
+    group = np.cumsum(new) - 1
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = group
+    return matrix[order[new]].astype(np.int64), inverse, np.bincount(group).astype(np.int64)
+
+
+def packed(columns: Sequence[IntArray]) -> list[IntArray]:
+    """The columns packed into as few words as their ranges allow, first column most significant (mixed radix).
+
+    Sorting rows by the words sorts them by the columns in order; each word stays below 2**62.
+    """
+    words: list[IntArray] = []
+    room = 0.0
+    for column in columns:
+        low = int(column.min(initial=0))
+        size = int(column.max(initial=0)) - low + 1
+        digit = column.astype(np.int64) - low
+        if not words or room * size >= 2.0**62:
+            words.append(digit)
+            room = float(size)
+        else:
+            words[-1] = words[-1] * size + digit
+            room *= size
+    return words
+
+
+def lexicographic(words: Sequence[IntArray]) -> IntArray:
+    """The order that sorts rows by ``words`` (first most significant), stable."""
+    if len(words) == 1:
+        return np.argsort(words[0], kind="stable").astype(np.int64)
+    return np.lexsort(list(words)[::-1]).astype(np.int64)
+
+
+def _starts(words: list[IntArray], order: IntArray) -> npt.NDArray[np.bool_]:
+    """For each sorted row after the first, whether it differs from the one before (in any word)."""
+    differs = np.zeros(order.size - 1, dtype=bool)
+    for word in words:
+        ranked = word[order]
+        differs |= ranked[1:] != ranked[:-1]
+    return differs

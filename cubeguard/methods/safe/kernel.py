@@ -174,19 +174,6 @@ def _cells(t, row, nd, var, ptr, cstart, cval, base, scratch, buf):  # type: ign
 
 
 @njit(cache=True, nogil=True)
-def tabulate(y, cats, nd, var, ptr, cstart, cval, base, out, buf):  # type: ignore[no-untyped-def]
-    """Add every elementary cell's count to every controlled cell holding it (the original ``a``)."""
-    scratch = np.zeros((4, MAX_DIMS), np.int64)
-    for j in range(y.size):
-        if y[j] == 0:
-            continue
-        for t in range(nd.size):
-            count = _cells(t, cats[j], nd, var, ptr, cstart, cval, base, scratch, buf)
-            for c in range(count):
-                out[buf[c]] += y[j]
-
-
-@njit(cache=True, nogil=True)
 def _same_fixed(a, b, fixed):  # type: ignore[no-untyped-def]
     """Whether category rows ``a`` and ``b`` agree on every fixed variable (a move must not change those)."""
     for v in range(fixed.size):  # noqa: SIM110  (numba compiles no generator expression)

@@ -22,7 +22,8 @@ import numpy.typing as npt
 
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.safe import kernel
-from cubeguard.methods.safe.controlled import Controlled, weights
+from cubeguard.methods.safe.controlled import Controlled, tabulate, weights
+from cubeguard.methods.safe.elementary import lexicographic, packed
 
 IntArray = npt.NDArray[np.int64]
 #: Model 2 stagnates (both bounds grow by one) when a pass removes less than this share of the unsafe cells.
@@ -121,9 +122,8 @@ def search(
     ``fixed`` marks the variables no move may change (population memberships).
     """
     arrays = tables.arrays
-    original = np.zeros(tables.n_cells, dtype=np.int64)
     buf = np.zeros(tables.span, dtype=np.int64)
-    kernel.tabulate(counts, cats, *arrays, original, buf)
+    original = tabulate(tables, cats, counts)
     w0 = weights(original)
     keep = np.zeros(cats.shape[1], dtype=bool) if fixed is None else fixed
     ranks, orders = _sort_orders(cats, tables, keep)
@@ -303,7 +303,7 @@ def _sort_orders(cats: IntArray, tables: Controlled, fixed: npt.NDArray[np.bool_
     ranks = np.empty((len(free), n), dtype=np.int64)
     for row, v in enumerate(free):
         keys = [u for u in priority if u != v] + [v]
-        order = np.lexsort([cats[:, u] for u in reversed(keys)])
+        order = lexicographic(packed([cats[:, u] for u in keys]))
         orders[row] = order
         ranks[row, order] = np.arange(n)
     return ranks, orders
