@@ -55,6 +55,7 @@ class Controlled:
         shapes: per table, its shape (codes per dimension).
         dims: per cell, how many of its coordinates are not a total (the paper's table dimension).
         span: the most cells of one table an elementary cell can lie in (a buffer size for the kernel).
+        sources: the tables as given to :func:`build`, for :func:`tabulate`.
     """
 
     nd: IntArray
@@ -126,11 +127,12 @@ def tabulate(tables: Controlled, cats: IntArray, counts: IntArray) -> IntArray:
     Per table, the records are counted in its bottom cells (one ``bincount``), then each axis is
     summed into its codes, totals and subtotals too, by prefix sums (a code covers a range of
     bottom positions): linear in the elementary cells and the table's size, where adding every
-    elementary cell to each cell holding it costs their product.
+    elementary cell to each cell holding it costs their product. Counts are summed as float64, exact
+    below 2**53 records.
     """
     out = np.zeros(tables.n_cells, dtype=np.int64)
     for t, table in enumerate(tables.sources):
-        bottoms = [int(d.hi.max(initial=0)) for d in table]
+        bottoms = [max(int(d.hi.max(initial=0)), int(d.position.max(initial=-1)) + 1) for d in table]
         inside = np.ones(counts.size, dtype=bool)
         flat = np.zeros(counts.size, dtype=np.int64)
         for dim, n in zip(table, bottoms, strict=True):

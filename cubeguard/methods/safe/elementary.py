@@ -90,7 +90,7 @@ def distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray, IntArray]:
     Each row is packed into as few 62-bit words as its columns' ranges allow (mixed radix, first
     column most significant, so the words sort as the rows do), and the words are sorted: on a
     census of 1M persons over 17 variables this takes a few seconds where ``np.unique(axis=0)``,
-    which sorts rows as byte strings, took 43.
+    which sorts rows as byte strings, took 43 s.
 
     >>> rows, inverse, counts = distinct_rows(np.array([[1, 0], [0, 5], [1, 0], [-1, 2]]))
     >>> rows.tolist(), inverse.tolist(), counts.tolist()
