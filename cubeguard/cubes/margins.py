@@ -22,13 +22,20 @@ def expand_axis(bottom: npt.NDArray[_Cell], axis: int, breakdown: Breakdown) -> 
     Each code covers a contiguous bottom range [lo, hi), so its value is a difference of prefix sums.
     Integer arithmetic keeps this exact; uint64 key sums wrap modulo 2**64 consistently.
     """
+    return expand_ranges(bottom, axis, breakdown.lo, breakdown.hi)
+
+
+def expand_ranges(
+    bottom: npt.NDArray[_Cell], axis: int, lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]
+) -> npt.NDArray[_Cell]:
+    """Replace ``axis`` by one entry per range: entry ``k`` sums positions ``lo[k]`` to ``hi[k] - 1``."""
     src = np.ascontiguousarray(bottom)
     shape = src.shape
     pre = int(np.prod(shape[:axis], dtype=np.int64))
     post = int(np.prod(shape[axis + 1 :], dtype=np.int64))
-    out = np.empty((*shape[:axis], breakdown.lo.size, *shape[axis + 1 :]), dtype=src.dtype)
-    lo = np.ascontiguousarray(breakdown.lo, dtype=np.int64)
-    hi = np.ascontiguousarray(breakdown.hi, dtype=np.int64)
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    out = np.empty((*shape[:axis], lo.size, *shape[axis + 1 :]), dtype=src.dtype)
     _expand(src.reshape(pre, shape[axis], post), lo, hi, out.reshape(pre, lo.size, post))
     return out
 

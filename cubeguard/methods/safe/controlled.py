@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from cubeguard.cubes.margins import expand_ranges
+
 IntArray = npt.NDArray[np.int64]
 
 
@@ -124,11 +126,11 @@ def build(tables: Sequence[Sequence[Dimension]]) -> Controlled:
 def tabulate(tables: Controlled, cats: IntArray, counts: IntArray) -> IntArray:
     """Every controlled cell's count (``A y``) of the elementary table ``counts`` (rows of ``cats``).
 
-    Per table, the records are counted in its bottom cells (one ``bincount``), then each axis is
-    summed into its codes, totals and subtotals too, by prefix sums (a code covers a range of
-    bottom positions): linear in the elementary cells and the table's size, where adding every
-    elementary cell to each cell holding it costs their product. Counts are summed as float64, exact
-    below 2**53 records.
+    Per table, the records are counted in its bottom cells (one ``bincount``, in float64: exact below
+    2**53 records), then each axis is summed into its codes, totals and subtotals too, by the cubes'
+    margin kernel (a code covers a range of bottom positions:
+    :func:`~cubeguard.cubes.margins.expand_ranges`): linear in the elementary cells and the table's
+    size, where adding every elementary cell to each cell holding it costs their product.
     """
     out = np.zeros(tables.n_cells, dtype=np.int64)
     for t, table in enumerate(tables.sources):
@@ -142,9 +144,7 @@ def tabulate(tables: Controlled, cats: IntArray, counts: IntArray) -> IntArray:
         cube = np.bincount(flat[inside], weights=counts[inside], minlength=int(np.prod(bottoms, dtype=np.int64)))
         cube = cube.astype(np.int64).reshape(bottoms)
         for axis, dim in enumerate(table):
-            ends = np.cumsum(cube, axis=axis)
-            ends = np.concatenate([np.zeros_like(ends.take([0], axis=axis)), ends], axis=axis)
-            cube = ends.take(dim.hi, axis=axis) - ends.take(dim.lo, axis=axis)
+            cube = expand_ranges(cube, axis, dim.lo, dim.hi)
         out[tables.base[t] : tables.base[t] + cube.size] = cube.ravel()
     return out
 
