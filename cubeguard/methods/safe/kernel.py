@@ -37,7 +37,7 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
 
     ``mode`` 0 returns (excess change, squared-deviation change, violated before) without changing
     anything; mode 1 adds ``m`` to each cell's deviation; mode 2 returns (1, 0, 0) at the first cell
-    that would leave its bound, else zeros.
+    that would leave its bound, else (0, squared-deviation change, 0).
     """
     n = nd[t]
     for d in range(n):
@@ -78,6 +78,7 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
             elif mode == 2:
                 if abs(new) > bound[cell]:
                     return 1, 0, 0
+                square += new * new - old * old
             else:
                 lim = bound[cell]
                 eo = abs(old) - lim
@@ -212,21 +213,28 @@ def _touched(j, k, cats, nd, var, ptr, cstart, cval):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True)
-def _fits(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
-    """Whether moving ``m`` records from ``j`` to ``k`` keeps every controlled cell within its bound."""
+def _fit_square(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
+    """(Whether moving ``m`` records from ``j`` to ``k`` keeps every cell within its bound, squared-deviation change).
+
+    One visit of the cells the move changes, stopping at the first that would leave its bound.
+    """
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
+    square = 0
     for t in range(nd.size):
         if not _differs(t, cats[j], cats[k], nd, var):
             continue
-        if _visit(t, cats[j], cats[k], -m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx)[
-            0
-        ]:
-            return False
-        if _visit(t, cats[k], cats[j], m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx)[
-            0
-        ]:
-            return False
-    return True
+        out, s1, _ = _visit(
+            t, cats[j], cats[k], -m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
+        )
+        if out:
+            return False, 0
+        out, s2, _ = _visit(
+            t, cats[k], cats[j], m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
+        )
+        if out:
+            return False, 0
+        square += s1 + s2
+    return True, square
 
 
 @njit(cache=True, nogil=True)
@@ -305,9 +313,11 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
         for i in ranked:
             if found and c_key[i] >> 40 != c_key[best] >> 40:
                 break  # only candidates removing as many unsafe cells as the first that fits
-            if not _fits(c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):
+            fits, sq = _fit_square(
+                c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch
+            )
+            if not fits:
                 continue
-            _, sq = evaluate(c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
             if best < 0 or sq < best_sq:
                 best, best_sq = i, sq
             found += 1
