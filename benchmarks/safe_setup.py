@@ -83,14 +83,19 @@ def phases(persons: int) -> dict[str, Any]:
     order = orders[0]
     picks = np.random.default_rng(0).choice(np.arange(1, order.size), PAIRS, replace=False)
     nd, var, ptr, cstart, cval, base = ctl.arrays
-    touched = [kernel._touched(order[i - 1], order[i], el.cats, nd, var, ptr, cstart, cval) for i in picks]
+    tmask = kernel.table_masks(nd, var)
+    touched = [kernel.cells_changed(order[i - 1], order[i], el.cats, nd, var, ptr, cstart, cval, tmask) for i in picks]
     dev = np.zeros(ctl.n_cells, np.int64)
     bound = np.full(ctl.n_cells, 5, np.int64)
     scratch = np.zeros((4, kernel.MAX_DIMS), np.int64)
-    kernel.evaluate(order[0], order[1], 1, el.cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)  # compile
+    kernel.evaluate(
+        order[0], order[1], 1, el.cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask
+    )  # compile
     clock = time.perf_counter()
     for i in picks:
-        kernel.evaluate(order[i - 1], order[i], 1, el.cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+        kernel.evaluate(
+            order[i - 1], order[i], 1, el.cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask
+        )
     per_move = (time.perf_counter() - clock) / PAIRS
     unsafe = (el.counts == 1) | (el.counts == 2)
     return {

@@ -13,7 +13,17 @@ from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.spec import BreakdownSpec, CodeSpec, VariableSpec
 from cubeguard.errors import CubeguardError
 from cubeguard.methods.base import TableSet
-from cubeguard.methods.safe import Dimension, SafeStep, Settings, apply, build, deviation_tables, markdown, search
+from cubeguard.methods.safe import (
+    Dimension,
+    SafeStep,
+    Settings,
+    apply,
+    build,
+    deviation_tables,
+    kernel,
+    markdown,
+    search,
+)
 from cubeguard.methods.safe.controlled import tabulate, weights
 from cubeguard.methods.safe.deviations import cell_identity
 from cubeguard.methods.safe.elementary import distinct_rows
@@ -73,6 +83,29 @@ def test_controlled_cells_count_every_record_whose_bottoms_lie_in_their_codes(se
             expected.append(int(counts[inside].sum()))
     assert found.tolist() == expected
     assert found.sum() > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_moves_effect_on_any_one_cell_is_the_change_of_that_cells_count(seed: int) -> None:
+    """Model 2 rejects a candidate on a remembered cell without visiting the rest: that test must be exact."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(0, 6, (60, 3)).astype(np.int64)
+    tables = [[_random_dimension(rng, v, 6) for v in rng.permutation(3)[: rng.integers(1, 4)]] for _ in range(4)]
+    ctl = build(tables)
+    nd, var, ptr, cstart, cval, base = ctl.arrays
+    for _ in range(40):
+        j, k = rng.choice(60, 2, replace=False)
+        m = int(rng.integers(1, 4))
+        before = np.zeros(60, np.int64)
+        before[j] = m
+        after = np.zeros(60, np.int64)
+        after[k] = m
+        change = tabulate(ctl, cats, after) - tabulate(ctl, cats, before)
+        found = [
+            kernel._effect(c, cats[j], cats[k], m, nd, var, ptr, cstart, cval, base, ctl.strides)
+            for c in range(ctl.n_cells)
+        ]
+        assert found == change.tolist()
 
 
 def test_distinct_rows_sort_as_numpy_unique_on_rows_wider_than_one_word() -> None:

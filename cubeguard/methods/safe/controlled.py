@@ -77,6 +77,15 @@ class Controlled:
         return int(self.dims.size)
 
     @property
+    def strides(self) -> IntArray:
+        """Per table and dimension, the step between its codes' cells (padded with 1)."""
+        width = self.var.shape[1] if self.var.ndim == 2 else 1
+        out = np.ones((len(self.shapes), width), dtype=np.int64)
+        for t, shape in enumerate(self.shapes):
+            out[t, : len(shape)] = _strides(shape)
+        return out
+
+    @property
     def arrays(self) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray, IntArray]:
         """The arrays the kernel takes, in its order."""
         return (self.nd, self.var, self.ptr, self.cstart, self.cval, self.base)

@@ -23,6 +23,8 @@ from numba import njit
 MAX_DIMS = 16
 #: Model 2 compares this many fitting candidates of a cell (ranked first) by the growth of the squared deviations.
 FEASIBLE_COMPARED = 8
+#: Model 2 first tests a candidate on this many cells that last stopped a candidate.
+HOT = 32
 
 
 @njit(cache=True, nogil=True)
@@ -36,8 +38,8 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
     """Every cell of table ``t`` holding ``a`` but not ``b``; each changes by ``m``.
 
     ``mode`` 0 returns (excess change, squared-deviation change, violated before) without changing
-    anything; mode 1 adds ``m`` to each cell's deviation; mode 2 returns (1, 0, 0) at the first cell
-    that would leave its bound, else (0, squared-deviation change, 0).
+    anything; mode 1 adds ``m`` to each cell's deviation; mode 2 returns (1, that cell, 0) at the
+    first cell that would leave its bound, else (0, squared-deviation change, 0).
     """
     n = nd[t]
     for d in range(n):
@@ -77,7 +79,7 @@ def _visit(t, cats_a, cats_b, m, mode, nd, var, ptr, cstart, cval, base, dev, bo
                 dev[cell] = new
             elif mode == 2:
                 if abs(new) > bound[cell]:
-                    return 1, 0, 0
+                    return 1, cell, 0
                 square += new * new - old * old
             else:
                 lim = bound[cell]
@@ -106,22 +108,40 @@ def _advance(idx, lens, n):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _differs(t, a, b, nd, var):  # type: ignore[no-untyped-def]
-    """Whether category rows ``a`` and ``b`` differ in a variable of table ``t`` (else no cell of it moves)."""
-    for d in range(nd[t]):  # noqa: SIM110  (numba compiles no generator expression)
-        if a[var[t, d]] != b[var[t, d]]:
-            return True
-    return False
+def table_masks(nd, var):  # type: ignore[no-untyped-def]
+    """Per table, the bit set of its variables (variable ``v`` is bit ``v``; variables from 63 on share bit 63)."""
+    out = np.zeros(nd.size, np.int64)
+    for t in range(nd.size):
+        for d in range(nd[t]):
+            out[t] |= np.int64(1) << min(var[t, d], 63)
+    return out
 
 
 @njit(cache=True, nogil=True)
-def evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
-    """(excess change, squared-deviation change) of moving ``m`` records from ``j`` to ``k``."""
+def _diff(a, b):  # type: ignore[no-untyped-def]
+    """The bit set of the variables in which category rows ``a`` and ``b`` differ.
+
+    No cell of a table whose variables all lie outside it changes when records move from ``a`` to ``b``.
+    """
+    out = np.int64(0)
+    for v in range(a.size):
+        if a[v] != b[v]:
+            out |= np.int64(1) << min(v, 63)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask):  # type: ignore[no-untyped-def]
+    """(excess change, squared-deviation change) of moving ``m`` records from ``j`` to ``k``.
+
+    ``tmask``: :func:`table_masks` of the tables.
+    """
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
     excess = 0
     square = 0
+    diff = _diff(cats[j], cats[k])
     for t in range(nd.size):
-        if not _differs(t, cats[j], cats[k], nd, var):
+        if tmask[t] & diff == 0:
             continue
         e1, s1, _ = _visit(
             t, cats[j], cats[k], -m, 0, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
@@ -135,11 +155,12 @@ def evaluate(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratc
 
 
 @njit(cache=True, nogil=True)
-def move(j, k, m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log):  # type: ignore[no-untyped-def]
+def move(j, k, m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, tmask, log, n_log):  # type: ignore[no-untyped-def]
     """Make the move and log it; returns the new log length."""
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
+    diff = _diff(cats[j], cats[k])
     for t in range(nd.size):
-        if not _differs(t, cats[j], cats[k], nd, var):
+        if tmask[t] & diff == 0:
             continue
         _visit(t, cats[j], cats[k], -m, 1, nd, var, ptr, cstart, cval, base, dev, dev, lens, starts, prefix, idx)
         _visit(t, cats[k], cats[j], m, 1, nd, var, ptr, cstart, cval, base, dev, dev, lens, starts, prefix, idx)
@@ -189,11 +210,12 @@ def _unsafe(v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _touched(j, k, cats, nd, var, ptr, cstart, cval):  # type: ignore[no-untyped-def]
+def cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask):  # type: ignore[no-untyped-def]
     """How many controlled cells a move between ``j`` and ``k`` changes (cells holding one but not the other)."""
     total = 0
+    diff = _diff(cats[j], cats[k])
     for t in range(nd.size):
-        if not _differs(t, cats[j], cats[k], nd, var):
+        if tmask[t] & diff == 0:
             continue
         a = 1
         b = 1
@@ -213,26 +235,28 @@ def _touched(j, k, cats, nd, var, ptr, cstart, cval):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True)
-def _fit_square(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch):  # type: ignore[no-untyped-def]
+def _fit_square(j, k, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask):  # type: ignore[no-untyped-def]
     """(Whether moving ``m`` records from ``j`` to ``k`` keeps every cell within its bound, squared-deviation change).
 
-    One visit of the cells the move changes, stopping at the first that would leave its bound.
+    One visit of the cells the move changes, stopping at the first that would leave its bound; then
+    the second value is that cell.
     """
     lens, starts, prefix, idx = scratch[0], scratch[1], scratch[2], scratch[3]
     square = 0
+    diff = _diff(cats[j], cats[k])
     for t in range(nd.size):
-        if not _differs(t, cats[j], cats[k], nd, var):
+        if tmask[t] & diff == 0:
             continue
         out, s1, _ = _visit(
             t, cats[j], cats[k], -m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
         )
         if out:
-            return False, 0
+            return False, s1
         out, s2, _ = _visit(
             t, cats[k], cats[j], m, 2, nd, var, ptr, cstart, cval, base, dev, bound, lens, starts, prefix, idx
         )
         if out:
-            return False, 0
+            return False, s2
         square += s1 + s2
     return True, square
 
@@ -261,8 +285,53 @@ def _neighbours(j, window, least, y, cats, ranks, orders, fixed, out):  # type: 
 
 
 @njit(cache=True, nogil=True)
+def _holds(t, d, cat, offset, ptr, cstart, cval):  # type: ignore[no-untyped-def]
+    """Whether category ``cat``'s chain in dimension ``d`` of table ``t`` holds the code at ``offset``."""
+    s, e = _chain(t, d, cat, ptr, cstart)
+    for p in range(s, e):  # noqa: SIM110  (numba compiles no generator expression)
+        if cval[p] == offset:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _effect(cell, a, b, m, nd, var, ptr, cstart, cval, base, strides):  # type: ignore[no-untyped-def]
+    """How controlled ``cell`` changes when ``m`` records move from category row ``a`` to ``b``: -m, 0 or m."""
+    t = np.searchsorted(base, cell, side="right") - 1
+    rest = cell - base[t]
+    in_a = True
+    in_b = True
+    for d in range(nd[t]):
+        offset = (rest // strides[t, d]) * strides[t, d]
+        rest -= offset
+        v = var[t, d]
+        in_a = in_a and _holds(t, d, a[v], offset, ptr, cstart, cval)
+        in_b = in_b and _holds(t, d, b[v], offset, ptr, cstart, cval)
+        if not in_a and not in_b:
+            return 0
+    if in_a and not in_b:
+        return -m
+    if in_b and not in_a:
+        return m
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _blocked(j, k, m, hot, cats, nd, var, ptr, cstart, cval, base, dev, bound, strides):  # type: ignore[no-untyped-def]
+    """Whether the move would take one of the ``hot`` cells (-1: none) out of its bound: an exact test on a few cells."""
+    for h in range(hot.size):
+        cell = hot[h]
+        if cell < 0:
+            return False
+        change = _effect(cell, cats[j], cats[k], m, nd, var, ptr, cstart, cval, base, strides)
+        if change != 0 and abs(dev[cell] + change) > bound[cell]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def feasible_sweep(  # type: ignore[no-untyped-def]
-    order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log
+    order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, strides
 ):
     """One pass of model 2 over the unsafe cells in ``order``; returns (new log length, moves made).
 
@@ -270,9 +339,14 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
     neighbour's records to it to make 3) are ranked by the unsafe cells they remove, most first,
     then by how many controlled cells they change, fewest first; the first that keeps every
     controlled cell within its bound is made. Stops early when the log is full (the caller grows
-    it and calls again).
+    it and calls again). The last cells that stopped a candidate (``HOT``) are tested first, each
+    exactly (:func:`_effect`), which rejects most candidates that do not fit without visiting
+    their cells; ``strides`` (per table and dimension) locate a cell's codes.
     """
     scratch = np.zeros((4, MAX_DIMS), np.int64)
+    tmask = table_masks(nd, var)
+    hot = np.full(HOT, -1, np.int64)
+    n_hot = 0
     near = np.empty(ranks.shape[0] * window * 2, np.int64)
     made = 0
     size = near.size * 2
@@ -293,7 +367,7 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
             touched = -1
             gain = _unsafe(yk + yj) - _unsafe(yk) - 1  # j's records to k
             if gain < 0:
-                touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
+                touched = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
                 c_from[count], c_to[count], c_m[count] = j, k, yj
                 c_key[count] = (gain + 3) * (1 << 40) + touched
                 count += 1
@@ -302,7 +376,7 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
                 gain = _unsafe(yk - need) - _unsafe(yk) - 1
                 if gain < 0:
                     if touched < 0:
-                        touched = _touched(j, k, cats, nd, var, ptr, cstart, cval)
+                        touched = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
                     c_from[count], c_to[count], c_m[count] = k, j, need
                     c_key[count] = (gain + 3) * (1 << 40) + touched
                     count += 1
@@ -313,10 +387,14 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
         for i in ranked:
             if found and c_key[i] >> 40 != c_key[best] >> 40:
                 break  # only candidates removing as many unsafe cells as the first that fits
+            if _blocked(c_from[i], c_to[i], c_m[i], hot, cats, nd, var, ptr, cstart, cval, base, dev, bound, strides):
+                continue
             fits, sq = _fit_square(
-                c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch
+                c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask
             )
-            if not fits:
+            if not fits:  # sq is the cell that stopped it: remember it
+                hot[n_hot % HOT] = sq
+                n_hot += 1
                 continue
             if best < 0 or sq < best_sq:
                 best, best_sq = i, sq
@@ -325,7 +403,22 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
                 break
         if best >= 0:
             n_log = move(
-                c_from[best], c_to[best], c_m[best], y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
+                c_from[best],
+                c_to[best],
+                c_m[best],
+                y,
+                cats,
+                nd,
+                var,
+                ptr,
+                cstart,
+                cval,
+                base,
+                dev,
+                scratch,
+                tmask,
+                log,
+                n_log,
             )
             made += 1
     return n_log, made
@@ -363,6 +456,7 @@ def repair_sweep(  # type: ignore[no-untyped-def]
 ):
     """One pass of model 3: each cell in a violated controlled cell tries the best safe move; returns (log length, moves)."""
     scratch = np.zeros((4, MAX_DIMS), np.int64)
+    tmask = table_masks(nd, var)
     near = np.empty(ranks.shape[0] * window * 2, np.int64)
     made = 0
     for j in order:
@@ -384,12 +478,12 @@ def repair_sweep(  # type: ignore[no-untyped-def]
                 src, dst = (j, k) if side == 0 else (k, j)
                 m = _giveable(y[src]) if (high if side == 0 else low) > 0 else 0
                 if m > 0:
-                    ex, sq = evaluate(src, dst, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch)
+                    ex, sq = evaluate(src, dst, m, cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask)
                     if ex < best_ex or (ex == best_ex and ex < 0 and sq < best_sq):
                         best_ex, best_sq, best_from, best_to, best_m = ex, sq, src, dst, m
         if best_from >= 0:
             n_log = move(
-                best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, log, n_log
+                best_from, best_to, best_m, y, cats, nd, var, ptr, cstart, cval, base, dev, scratch, tmask, log, n_log
             )
             made += 1
     return n_log, made

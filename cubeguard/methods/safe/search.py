@@ -123,6 +123,7 @@ def search(
     """
     arrays = tables.arrays
     buf = np.zeros(tables.span, dtype=np.int64)
+    strides = tables.strides
     original = tabulate(tables, cats, counts)
     w0 = weights(original)
     keep = np.zeros(cats.shape[1], dtype=bool) if fixed is None else fixed
@@ -139,7 +140,7 @@ def search(
 
     def sweep(fn: Callable[..., tuple[int, int]], order: IntArray, lim: IntArray, window: int = settings.window) -> int:
         made = 0
-        extra = (buf,) if fn is kernel.repair_sweep else ()
+        extra = (buf,) if fn is kernel.repair_sweep else (strides,)
         while True:
             state.n_log, now = fn(
                 order,
