@@ -330,6 +330,42 @@ def _blocked(j, k, m, hot, cats, nd, var, ptr, cstart, cval, base, dev, bound, s
 
 
 @njit(cache=True, nogil=True)
+def _candidates(j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, tmask, near, seen, cand):  # type: ignore[no-untyped-def]
+    """Model 2's candidate moves for unsafe cell ``j`` into ``cand``; returns how many.
+
+    Rows of ``cand``: from cell, to cell, records, ranking key (unsafe cells removed, then
+    controlled cells changed), and an id shared by the same move found in several sort orders.
+    """
+    count = 0
+    n_seen = 0
+    n_near = _neighbours(j, window, 1, y, cats, ranks, orders, fixed, near)
+    touched_of = seen[1]  # seen[0]: the distinct neighbours so far
+    for c in range(n_near):
+        k = near[c]
+        u = 0
+        while u < n_seen and seen[0, u] != k:
+            u += 1
+        if u == n_seen:
+            seen[0, u] = k
+            touched_of[u] = -1
+            n_seen += 1
+        yj = y[j]
+        yk = y[k]
+        need = 3 - yj  # enough of k's records to j to make it 3
+        for side in range(2):  # j's records to k, or k's to j
+            gain = _unsafe(yk + yj) - _unsafe(yk) - 1 if side == 0 else _unsafe(yk - need) - _unsafe(yk) - 1
+            if gain >= 0 or (side == 1 and yk < need):
+                continue
+            if touched_of[u] < 0:
+                touched_of[u] = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
+            cand[0, count], cand[1, count], cand[2, count] = (j, k, yj) if side == 0 else (k, j, need)
+            cand[3, count] = (gain + 3) * (1 << 40) + touched_of[u]
+            cand[4, count] = 2 * u + side
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
 def feasible_sweep(  # type: ignore[no-untyped-def]
     order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, strides
 ):
@@ -349,55 +385,45 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
     n_hot = 0
     near = np.empty(ranks.shape[0] * window * 2, np.int64)
     made = 0
-    size = near.size * 2
-    c_from = np.empty(size, np.int64)
-    c_to = np.empty(size, np.int64)
-    c_m = np.empty(size, np.int64)
-    c_key = np.empty(size, np.int64)
+    cand = np.empty((5, near.size * 2), np.int64)
+    seen = np.empty((2, near.size), np.int64)
+    known = np.zeros(near.size * 2, np.int8)
+    squares = np.zeros(near.size * 2, np.int64)
     for j in order:
         if _unsafe(y[j]) == 0:
             continue
         if n_log + 1 >= log.shape[0]:
             break
-        count = 0
-        for c in range(_neighbours(j, window, 1, y, cats, ranks, orders, fixed, near)):
-            k = near[c]
-            yj = y[j]
-            yk = y[k]
-            touched = -1
-            gain = _unsafe(yk + yj) - _unsafe(yk) - 1  # j's records to k
-            if gain < 0:
-                touched = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
-                c_from[count], c_to[count], c_m[count] = j, k, yj
-                c_key[count] = (gain + 3) * (1 << 40) + touched
-                count += 1
-            need = 3 - yj  # enough of k's records to j to make it 3
-            if yk >= need:
-                gain = _unsafe(yk - need) - _unsafe(yk) - 1
-                if gain < 0:
-                    if touched < 0:
-                        touched = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
-                    c_from[count], c_to[count], c_m[count] = k, j, need
-                    c_key[count] = (gain + 3) * (1 << 40) + touched
-                    count += 1
+        count = _candidates(
+            j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, tmask, near, seen, cand
+        )
+        c_from, c_to, c_m, c_key, c_uid = cand[0], cand[1], cand[2], cand[3], cand[4]
         ranked = np.argsort(c_key[:count], kind="mergesort")
+        known[: 2 * near.size] = 0
         best = -1
         best_sq = 0
         found = 0
         for i in ranked:
             if found and c_key[i] >> 40 != c_key[best] >> 40:
                 break  # only candidates removing as many unsafe cells as the first that fits
-            if _blocked(c_from[i], c_to[i], c_m[i], hot, cats, nd, var, ptr, cstart, cval, base, dev, bound, strides):
+            u = c_uid[i]
+            if known[u] == 0:  # a neighbour in several sort orders is one candidate: judged once
+                known[u] = 2
+                if not _blocked(
+                    c_from[i], c_to[i], c_m[i], hot, cats, nd, var, ptr, cstart, cval, base, dev, bound, strides
+                ):
+                    fits, sq = _fit_square(
+                        c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask
+                    )
+                    if fits:
+                        known[u], squares[u] = 1, sq
+                    else:  # sq is the cell that stopped it: remember it
+                        hot[n_hot % HOT] = sq
+                        n_hot += 1
+            if known[u] == 2:
                 continue
-            fits, sq = _fit_square(
-                c_from[i], c_to[i], c_m[i], cats, nd, var, ptr, cstart, cval, base, dev, bound, scratch, tmask
-            )
-            if not fits:  # sq is the cell that stopped it: remember it
-                hot[n_hot % HOT] = sq
-                n_hot += 1
-                continue
-            if best < 0 or sq < best_sq:
-                best, best_sq = i, sq
+            if best < 0 or squares[u] < best_sq:
+                best, best_sq = i, squares[u]
             found += 1
             if found == FEASIBLE_COMPARED:
                 break
