@@ -31,6 +31,17 @@ from benchmarks.safe import WORK, _release
 #: sort keys (measured with this script's stages in a worktree of that commit, 2026-11-27, one run).
 BEFORE_1M = {"elementary": 49.07, "tabulate": 280.55, "sort_orders": 12.92}
 PAIRS = 3000
+#: Unsafe cells of model 2's first pass timed (after 10 that compile the kernel).
+SWEPT = 20_000
+#: Microseconds per unsafe cell of that sweep on commit bfa977c, before the sweep remembered the cells
+#: that stopped candidates and judged a repeated neighbour once (the same sweep, cells and bounds, in a
+#: worktree of that commit, run beside this script on the 2 cores, 2026-11-28; the same moves were made).
+BEFORE_SWEEP_US = {1_000_000: 10511.5, 10_000_000: 10845.7}
+#: How the figures on the page were taken.
+RUN_NOTE = (
+    "This run shared the 2 cores with the sweep of commit bfa977c measured for the figures below, so its phases "
+    "(reading aside) took 9-37 % longer than when run alone at commit f38fd3e."
+)
 
 # Measured by hand in the session that wrote this script (commit f38fd3e, 1M persons, one run each).
 TRIED = """
@@ -79,7 +90,7 @@ def phases(persons: int) -> dict[str, Any]:
     with stage(timed, "tabulate"):
         original = tabulate(ctl, el.cats, el.counts)
     with stage(timed, "sort_orders"):
-        _, orders = _sort_orders(el.cats, ctl, el.fixed)
+        ranks, orders = _sort_orders(el.cats, ctl, el.fixed)
     order = orders[0]
     picks = np.random.default_rng(0).choice(np.arange(1, order.size), PAIRS, replace=False)
     nd, var, ptr, cstart, cval, base = ctl.arrays
@@ -98,6 +109,7 @@ def phases(persons: int) -> dict[str, Any]:
         )
     per_move = (time.perf_counter() - clock) / PAIRS
     unsafe = (el.counts == 1) | (el.counts == 2)
+    swept = sweep(el, ctl, original, ranks, orders)
     return {
         "persons": persons,
         "phases": timed,
@@ -108,6 +120,36 @@ def phases(persons: int) -> dict[str, Any]:
         "controlled_total": int(original[ctl.base].sum()),
         "cells_changed_per_move": float(np.mean(touched)),
         "evaluate_us_per_move": round(per_move * 1e6, 1),
+        "sweep": swept,
+    }
+
+
+def sweep(el: Any, ctl: Any, original: np.ndarray, ranks: np.ndarray, orders: np.ndarray) -> dict[str, Any]:
+    """Model 2's first pass on ``SWEPT`` unsafe cells (random order, start bounds 3 / 5 plus ``w``), timed."""
+    from cubeguard.methods.safe import kernel
+    from cubeguard.methods.safe.controlled import weights
+
+    unsafe = np.flatnonzero((el.counts == 1) | (el.counts == 2))
+    order = unsafe[np.random.default_rng(1).permutation(unsafe.size)][: SWEPT + 10]
+    lim = weights(original) + np.where(ctl.dims <= 1, 3, 5)
+    y = el.counts.astype(np.int64).copy()
+    dev = np.zeros(ctl.n_cells, np.int64)
+    log = np.zeros((2 * order.size + 16, 3), np.int64)
+    fixed, strides = el.fixed, ctl.strides
+    n_log, _ = kernel.feasible_sweep(
+        order[:10], 4, y, el.cats, ranks, orders, fixed, *ctl.arrays, dev, lim, log, 0, strides
+    )
+    clock = time.perf_counter()
+    args = (4, y, el.cats, ranks, orders, fixed, *ctl.arrays, dev, lim, log, n_log, strides)
+    n_after, made = kernel.feasible_sweep(order[10:], *args)
+    seconds = time.perf_counter() - clock
+    tmask = kernel.table_masks(ctl.nd, ctl.var)
+    changed = [kernel.cells_changed(a, b, el.cats, *ctl.arrays[:5], tmask) for a, b, _ in log[n_log:n_after]]
+    return {
+        "cells": SWEPT,
+        "moves": int(made),
+        "us_per_cell": round(seconds / SWEPT * 1e6, 1),
+        "cells_changed_per_move_made": float(np.mean(changed)) if changed else 0.0,
     }
 
 
@@ -120,7 +162,7 @@ def markdown(record: dict[str, Any]) -> str:
         f"`configs/eu2021.yaml`, its 103 cubes of all persons as controlled tables, on the synthetic census; "
         f"{m['cpus']} cores, Python {m['python']}, commit {m['commit']}, {m['date']}. Seconds (peak RSS MB); "
         "*before*: commit f7cf3ae (np.unique over rows, every elementary cell added to every controlled cell "
-        "holding it), measured with these stages.",
+        "holding it), measured with these stages. " + RUN_NOTE,
         "",
         "| phase | 1M before | " + " | ".join(f"{r['persons']:,}" for r in runs) + " |",
         "| --- | ---: |" + " ---: |" * len(runs),
@@ -139,6 +181,17 @@ def markdown(record: dict[str, Any]) -> str:
             f"on average ({PAIRS:,} pairs); evaluating such a move against every bound takes "
             f"{r['evaluate_us_per_move']:,.0f} us. A pass of model 2 evaluates at least one move per unsafe cell (up "
             f"to 8, and it needs many passes): at least {hours:.1f} hours of one core per pass.",
+            "",
+        ]
+        sw = r["sweep"]
+        before = BEFORE_SWEEP_US.get(r["persons"])
+        was = f" (commit bfa977c: {before:,.0f} us)" if before else ""
+        pass_hours = r["unsafe_cells"] * sw["us_per_cell"] / 1e6 / 3600
+        lines += [
+            f"Model 2 itself, its first pass over {sw['cells']:,} unsafe cells in random order at the start bounds: "
+            f"{sw['us_per_cell']:,.0f} us per unsafe cell{was}, {sw['moves']:,} moves made, each changing "
+            f"{sw['cells_changed_per_move_made']:,.0f} controlled cells on average; at that rate one pass over all "
+            f"{r['unsafe_cells']:,} unsafe cells takes {pass_hours:.1f} hours of one core.",
             "",
         ]
     lines.append(TRIED)
