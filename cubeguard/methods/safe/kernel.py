@@ -399,7 +399,7 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
         )
         c_from, c_to, c_m, c_key, c_uid = cand[0], cand[1], cand[2], cand[3], cand[4]
         ranked = np.argsort(c_key[:count], kind="mergesort")
-        known[: 2 * near.size] = 0
+        known[:] = 0
         best = -1
         best_sq = 0
         found = 0
@@ -477,6 +477,15 @@ def _giveable(v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _found_before(near, c):  # type: ignore[no-untyped-def]
+    """Whether ``near[c]`` is also among ``near[:c]``."""
+    for q in range(c):  # noqa: SIM110  (numba compiles no generator expression)
+        if near[q] == near[c]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def repair_sweep(  # type: ignore[no-untyped-def]
     order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, buf
 ):
@@ -500,6 +509,8 @@ def repair_sweep(  # type: ignore[no-untyped-def]
         best_m = 0
         for c in range(_neighbours(j, window, 3, y, cats, ranks, orders, fixed, near)):
             k = near[c]
+            if _found_before(near, c):
+                continue  # a neighbour in several sort orders: its moves were judged, and a tie keeps the first
             for side in range(2):  # cell j gives (its cells run high), then takes from k (they run low)
                 src, dst = (j, k) if side == 0 else (k, j)
                 m = _giveable(y[src]) if (high if side == 0 else low) > 0 else 0
