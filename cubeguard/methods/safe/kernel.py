@@ -330,25 +330,19 @@ def _blocked(j, k, m, hot, cats, nd, var, ptr, cstart, cval, base, dev, bound, s
 
 
 @njit(cache=True, nogil=True)
-def _candidates(j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, tmask, near, seen, cand):  # type: ignore[no-untyped-def]
+def _candidates(j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, tmask, near, touched, cand):  # type: ignore[no-untyped-def]
     """Model 2's candidate moves for unsafe cell ``j`` into ``cand``; returns how many.
 
     Rows of ``cand``: from cell, to cell, records, ranking key (unsafe cells removed, then
-    controlled cells changed), and an id shared by the same move found in several sort orders.
+    controlled cells changed), and an id shared by the same move found in several sort orders
+    (from the neighbour's first place in ``near``, where ``touched`` keeps its cells changed).
     """
     count = 0
-    n_seen = 0
-    n_near = _neighbours(j, window, 1, y, cats, ranks, orders, fixed, near)
-    touched_of = seen[1]  # seen[0]: the distinct neighbours so far
-    for c in range(n_near):
+    for c in range(_neighbours(j, window, 1, y, cats, ranks, orders, fixed, near)):
         k = near[c]
-        u = 0
-        while u < n_seen and seen[0, u] != k:
-            u += 1
-        if u == n_seen:
-            seen[0, u] = k
-            touched_of[u] = -1
-            n_seen += 1
+        u = _first_place(near, c)
+        if u == c:
+            touched[u] = -1
         yj = y[j]
         yk = y[k]
         need = 3 - yj  # enough of k's records to j to make it 3
@@ -356,13 +350,22 @@ def _candidates(j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, 
             gain = _unsafe(yk + yj) - _unsafe(yk) - 1 if side == 0 else _unsafe(yk - need) - _unsafe(yk) - 1
             if gain >= 0 or (side == 1 and yk < need):
                 continue
-            if touched_of[u] < 0:
-                touched_of[u] = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
+            if touched[u] < 0:
+                touched[u] = cells_changed(j, k, cats, nd, var, ptr, cstart, cval, tmask)
             cand[0, count], cand[1, count], cand[2, count] = (j, k, yj) if side == 0 else (k, j, need)
-            cand[3, count] = (gain + 3) * (1 << 40) + touched_of[u]
+            cand[3, count] = (gain + 3) * (1 << 40) + touched[u]
             cand[4, count] = 2 * u + side
             count += 1
     return count
+
+
+@njit(cache=True, nogil=True)
+def _first_place(near, c):  # type: ignore[no-untyped-def]
+    """The first place of ``near[c]`` in ``near`` (``c`` unless a sort order found it before)."""
+    for q in range(c):
+        if near[q] == near[c]:
+            return q
+    return c
 
 
 @njit(cache=True, nogil=True)
@@ -386,7 +389,7 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
     near = np.empty(ranks.shape[0] * window * 2, np.int64)
     made = 0
     cand = np.empty((5, near.size * 2), np.int64)
-    seen = np.empty((2, near.size), np.int64)
+    touched = np.empty(near.size, np.int64)
     known = np.zeros(near.size * 2, np.int8)
     squares = np.zeros(near.size * 2, np.int64)
     for j in order:
@@ -395,7 +398,7 @@ def feasible_sweep(  # type: ignore[no-untyped-def]
         if n_log + 1 >= log.shape[0]:
             break
         count = _candidates(
-            j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, tmask, near, seen, cand
+            j, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, tmask, near, touched, cand
         )
         c_from, c_to, c_m, c_key, c_uid = cand[0], cand[1], cand[2], cand[3], cand[4]
         ranked = np.argsort(c_key[:count], kind="mergesort")
@@ -477,15 +480,6 @@ def _giveable(v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _found_before(near, c):  # type: ignore[no-untyped-def]
-    """Whether ``near[c]`` is also among ``near[:c]``."""
-    for q in range(c):  # noqa: SIM110  (numba compiles no generator expression)
-        if near[q] == near[c]:
-            return True
-    return False
-
-
-@njit(cache=True, nogil=True)
 def repair_sweep(  # type: ignore[no-untyped-def]
     order, window, y, cats, ranks, orders, fixed, nd, var, ptr, cstart, cval, base, dev, bound, log, n_log, buf
 ):
@@ -509,7 +503,7 @@ def repair_sweep(  # type: ignore[no-untyped-def]
         best_m = 0
         for c in range(_neighbours(j, window, 3, y, cats, ranks, orders, fixed, near)):
             k = near[c]
-            if _found_before(near, c):
+            if _first_place(near, c) < c:
                 continue  # a neighbour in several sort orders: its moves were judged, and a tie keeps the first
             for side in range(2):  # cell j gives (its cells run high), then takes from k (they run low)
                 src, dst = (j, k) if side == 0 else (k, j)
