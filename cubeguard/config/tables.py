@@ -21,6 +21,19 @@ class MeanSpec(Frozen):
     label: str = ""
 
 
+class HouseholdSizeSpec(Frozen):
+    """Where persons tables meet households tables: the household-size variable and the households population.
+
+    A persons cell that fixes only household-level categories and a household size s holds
+    exactly s persons per household, so its count is published as s times the households'
+    published count (summed over the sizes of a size category): the two tables cannot be
+    intersected into the original counts (see :mod:`cubeguard.tables.households`).
+    """
+
+    variable: str = Field(description="The household-size variable (integer codes, read from a household column).")
+    population: str = Field(description="The households population whose counts persons counts by size come from.")
+
+
 class TablesSpec(Frozen):
     """Flexible tables on demand (``cubeguard tables CONFIG``): what may be crossed, and the rules.
 
@@ -55,6 +68,11 @@ class TablesSpec(Frozen):
         description="Bottom cells (16 bytes each) of the finest crossings of max_dimensions variables that the "
         "service tabulates when it starts, smallest first, so a new table within them is summed instead of "
         "tabulated from the records (0: none).",
+    )
+    household_size: HouseholdSizeSpec | None = Field(
+        default=None,
+        description="Needed when persons and households populations are offered with a household-size variable: "
+        "persons counts by household size are then derived from the households' published counts.",
     )
     rate_limit_per_minute: int = Field(default=120, gt=0, description="Queries per client and minute.")
     admin_token_env: str | None = Field(

@@ -45,7 +45,67 @@ def check_tables(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], add: Add)
             f"{a.id} {code_a!r} and {b.id} {code_b!r} overlap without one containing the other, so tables could "
             "be differenced into a category neither offers; offer breakdowns of only one of the two variables",
         )
+    _check_household_size(cfg, breakdowns, offered, add)
     _check_protection(cfg, add)
+
+
+def _check_household_size(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], ids: list[str], add: Add) -> None:
+    """Persons and households tables offered together must say which variable is the household size.
+
+    Persons counts by household size are then derived from the households' (:mod:`cubeguard.tables.households`);
+    a published persons cube crossing that variable would disagree with the service, so it is refused.
+    """
+    spec = cfg.tables
+    assert spec is not None
+    homes = set(cfg.input.household_columns)
+    offered = [breakdowns[b] for b in ids]
+    sizes = sorted(
+        {b.classification.variable for b in offered if b.classification.dtype == "integer" and b.column in homes}
+    )
+    link = spec.household_size
+    if link is None:
+        _require_household_size(cfg, sizes, add)
+        return
+    variable = next((b for b in offered if b.classification.variable == link.variable), None)
+    if variable is None or variable.classification.dtype != "integer" or variable.column not in homes:
+        add(
+            ("tables", "household_size", "variable"),
+            f"{link.variable!r} is not an offered integer variable read from a household column "
+            f"(input.household_columns); name one of: {', '.join(sizes) or 'none is offered'}",
+        )
+    pop = cfg.populations.get(link.population)
+    if pop is None or pop.unit != "households" or link.population not in spec.populations:
+        add(
+            ("tables", "household_size", "population"),
+            f"{link.population!r} is not an offered population of unit households; name one listed in tables.populations",
+        )
+    for k, cube in enumerate(cfg.hypercubes):
+        persons = cfg.populations.get(cube.population)
+        crossed = [
+            b for b in cube.breakdowns if b in breakdowns and breakdowns[b].classification.variable == link.variable
+        ]
+        if persons is not None and persons.unit == "persons" and crossed:
+            add(
+                ("hypercubes", k, "breakdowns"),
+                f"persons hypercube {cube.id} crosses {link.variable}, whose persons counts the table service derives "
+                "from the households' counts, so the two would disagree; publish it for the households population, "
+                "or drop tables.household_size and the households population from tables",
+            )
+
+
+def _require_household_size(cfg: ReleaseConfig, sizes: list[str], add: Add) -> None:
+    """Persons and households populations with a candidate size variable: the link must be named."""
+    spec = cfg.tables
+    assert spec is not None
+    units = {cfg.populations[p].unit: p for p in spec.populations if p in cfg.populations}
+    if {"persons", "households"} <= set(units) and sizes:
+        add(
+            ("tables",),
+            f"tables offers persons and households populations with {sizes[0]}, an integer variable of a "
+            "household column: a persons table and a households table by household size could be intersected "
+            f"into original counts; name it in tables.household_size, e.g. {{variable: {sizes[0]}, population: "
+            f"{units['households']}}}, or offer one kind of population",
+        )
 
 
 def _check_protection(cfg: ReleaseConfig, add: Add) -> None:

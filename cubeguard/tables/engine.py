@@ -30,7 +30,8 @@ from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CellFunction
 from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import BottomCache, Refinements
-from cubeguard.tables.expand import margins
+from cubeguard.tables.expand import gather, margins
+from cubeguard.tables.households import Plan, SizeLink, check_identity, place, size_weights
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
@@ -105,6 +106,10 @@ class TableEngine:
         )
         self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
+        self._link = SizeLink.of(release)
+        self._home_masks: dict[str, npt.NDArray[np.uint8]] = {}
+        if self._link is not None:
+            self._check_link(self._link)
 
     def answer(self, query: TableQuery) -> Answer:
         """The protected table, or :class:`TableRefused` naming the rule; repeated queries come from a cache."""
@@ -160,6 +165,9 @@ class TableEngine:
         bds = [self.offered[b] for b in query.breakdowns]
         counts, key_sums, sums = self._full(query, bds)
         published = self.protect(counts, key_sums, self.store.key_scale)
+        plan = self._link.plan(query, self.offered) if self._link is not None else None
+        if plan is not None:
+            published = self._derived(query.population, plan, bds, published)
         attrs: dict[str, object] = {
             "key_scale": self.store.key_scale.label,
             "release_id": self.release_id,
@@ -211,33 +219,91 @@ class TableEngine:
         self, query: TableQuery, bds: list[Breakdown]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
         """One pass over the records."""
-        with self._lock:
-            self.passes += 1
         shape = tuple(b.n_bottom for b in bds)
-        strides = [int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))]
+        mean_col = self.spec.means[query.mean].column if query.mean is not None else None
+        return self._pass(self._pairs(bds, query.filters), shape, self._mask(query.population), mean_col)
+
+    def _pairs(
+        self, bds: list[Breakdown], filters: dict[str, str], inner: int = 1
+    ) -> list[tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]]:
+        """The kernel's (codes, weights) per axis and filter; ``inner`` cells per bottom cell of ``bds``."""
+        shape = tuple(b.n_bottom for b in bds)
+        strides = [inner * int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(bds))]
         pairs = [(self._column(b).codes, _weights(b, self._column(b), s)) for b, s in zip(bds, strides, strict=True)]
-        for bid, code in sorted(query.filters.items()):
+        for bid, code in sorted(filters.items()):
             bd = self.offered[bid]
             pairs.append((self._column(bd).codes, _filter_weights(bd, code, self._column(bd))))
+        return pairs
+
+    def _pass(
+        self,
+        pairs: list[tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]],
+        shape: tuple[int, ...],
+        mask: npt.NDArray[np.uint8],
+        mean_col: str | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
+        """Counts, key sums and (for ``mean_col``) value sums of ``mask``'s records by the cells ``pairs`` give."""
+        with self._lock:
+            self.passes += 1
         counts = np.zeros(shape, dtype=np.int64)
         key_sums = np.zeros(shape, dtype=np.uint64)
-        mean_col = self.spec.means[query.mean].column if query.mean is not None else None
         values = self.store.values[mean_col] if mean_col is not None else np.empty(0, dtype=np.float64)
         sums = np.zeros(shape if mean_col is not None else (0,), dtype=np.float64)
         bad = tabulate(
-            tuple(pairs),
-            self._mask(query.population),
-            self.store.keys,
-            values,
-            counts.reshape(-1),
-            key_sums.reshape(-1),
-            sums.reshape(-1),
+            tuple(pairs), mask, self.store.keys, values, counts.reshape(-1), key_sums.reshape(-1), sums.reshape(-1)
         )
         if bad:
             raise InternalError(
                 f"{bad} record(s) of the key store have codes outside the classification; rerun the release"
             )
         return counts, key_sums, sums.reshape(shape) if mean_col is not None else sums
+
+    def _sizes(self, link: SizeLink) -> tuple[list[int | None], tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]]:
+        """The size column's raw values, and its kernel pair: one cell per raw value, innermost."""
+        column = self.store.columns[link.column]
+        sizes = [v if isinstance(v, int) else None for v in column.dictionary]
+        return sizes, (column.codes, np.arange(len(sizes), dtype=np.int64))
+
+    def _home_mask(self, link: SizeLink, persons: str) -> npt.NDArray[np.uint8]:
+        """The households of ``link`` whose members belong to ``persons`` (its filter reads household columns)."""
+        with self._lock:
+            found = self._home_masks.get(persons)
+        if found is None:
+            found, theirs = self._mask(link.households), self.store.populations[persons]
+            if theirs is not None:
+                found = found & theirs if found.size else np.asarray(theirs).copy()
+            with self._lock:
+                self._home_masks[persons] = found
+        return found
+
+    def _check_link(self, link: SizeLink) -> None:
+        """Persons by raw size must be size x households: else the derived counts would be wrong."""
+        sizes, pair = self._sizes(link)
+        for pop in sorted(link.persons):
+            persons, _, _ = self._pass([pair], (len(sizes),), self._mask(pop))
+            households, _, _ = self._pass([pair], (len(sizes),), self._home_mask(link, pop))
+            check_identity(link, pop, persons, households, sizes)
+
+    def _derived(
+        self, population: str, plan: Plan, bds: list[Breakdown], published: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """``published`` with its whole-household cells by size as sums of size x the households' published counts."""
+        assert self._link is not None
+        sizes, pair = self._sizes(self._link)
+        keep, weights = size_weights(plan, sizes)
+        if keep.size == 0:
+            return published
+        homes = [bds[a] for a in plan.home_axes]
+        shape = (*(b.n_bottom for b in homes), len(sizes))
+        counts, key_sums, _ = self._pass(
+            [*self._pairs(homes, plan.filters, len(sizes)), pair], shape, self._home_mask(self._link, population)
+        )
+        raw = (np.arange(len(sizes), dtype=np.int64), np.arange(1, len(sizes) + 1, dtype=np.int64))
+        axes = [*((d, (b.lo, b.hi)) for d, b in enumerate(homes)), (len(homes), raw)]
+        households = self.protect(gather(counts, axes), gather(key_sums, axes), self.store.key_scale)
+        out = np.array(published, dtype=np.int64, copy=True)
+        place(plan, out, np.tensordot(households, weights, axes=([-1], [0])).astype(np.int64), keep)
+        return out
 
     def _mask(self, population: str) -> npt.NDArray[np.uint8]:
         try:
