@@ -190,6 +190,10 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     for step in steps if isinstance(steps, list) else []:
         if isinstance(step, dict) and isinstance(step.get("ptable_file"), str):
             step["ptable_file"] = str((base / step["ptable_file"]).resolve())
+        magnitudes = step.get("magnitudes") if isinstance(step, dict) else None
+        for spec in magnitudes.values() if isinstance(magnitudes, dict) else []:
+            if isinstance(spec, dict) and isinstance(spec.get("ptable_file"), str):
+                spec["ptable_file"] = str((base / spec["ptable_file"]).resolve())
     for keys in _PATH_KEYS:
         node: Any = data
         for k in keys[:-1]:

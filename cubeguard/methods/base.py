@@ -31,6 +31,7 @@ import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cubeguard.ckm.keys import KeyScale
+from cubeguard.ckm.magnitude import MagnitudeCells
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
@@ -45,6 +46,8 @@ CubeFunction = Callable[[xr.Dataset], xr.Dataset]
 #: Published counts from every cell's count and record-key sum (``cubeguard.ckm.keys``), for
 #: methods whose value of a cell depends on nothing else: the arrays' shape is free.
 CellFunction = Callable[[npt.NDArray[np.int64], npt.NDArray[np.uint64], KeyScale], npt.NDArray[np.int64]]
+#: Published sums of a numeric column for cells given as :class:`cubeguard.ckm.magnitude.MagnitudeCells`.
+MagnitudeFunction = Callable[[MagnitudeCells], npt.NDArray[np.float64]]
 
 ReportCubes = Annotated[
     list[str],
@@ -227,6 +230,10 @@ C = TypeVar("C", bound=CubeStep)
 M = TypeVar("M", bound=MicrodataStep)
 
 
+def _no_magnitudes(step: Any) -> dict[str, MagnitudeFunction]:
+    return {}
+
+
 def _no_files(step: Any) -> list[Path]:
     return []
 
@@ -265,6 +272,8 @@ class CubeMethod(Generic[C]):
             cell has one value in every table that holds it (what flexible tables need).
         cells: for a ``cellwise`` step whose secrets are resolved, the same protection as
             ``prepare`` on plain arrays (:data:`CellFunction`); the table service uses it.
+        magnitudes: for a resolved step, the perturbation of each numeric column's sums it
+            declares (:data:`MagnitudeFunction`, by column); the table service's means use it.
     """
 
     model: type[C]
@@ -277,6 +286,7 @@ class CubeMethod(Generic[C]):
     rounds: bool = False
     cellwise: Callable[[C], bool] = _never
     cells: Callable[[C], CellFunction] | None = None
+    magnitudes: Callable[[C], dict[str, MagnitudeFunction]] = _no_magnitudes
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property

@@ -5,7 +5,7 @@ package is the method as a release step.
 """
 
 from cubeguard.methods.base import CubeMethod, always
-from cubeguard.methods.cell_key.method import cells, check, files, prepare, public
+from cubeguard.methods.cell_key.method import cells, check, files, magnitudes, prepare, public
 from cubeguard.methods.cell_key.model import CellKeyStep
 
 METHOD = CubeMethod(
@@ -16,6 +16,7 @@ METHOD = CubeMethod(
     files=files,
     cellwise=always,
     cells=cells,
+    magnitudes=magnitudes,
 )
 
 __all__ = ["METHOD", "CellKeyStep"]

@@ -11,12 +11,13 @@ import xarray as xr
 from pydantic import ValidationError
 
 from cubeguard.ckm.keys import KeyScale
+from cubeguard.ckm.magnitude import MagnitudeCells, NumPTable, perturb_magnitudes, read_num_ptable, separation
 from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Problem, problems
-from cubeguard.methods.cell_key.model import CellKeyStep
+from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, MagnitudeFunction, Problem, problems
+from cubeguard.methods.cell_key.model import CellKeyStep, MagnitudeSpec
 
 
 @functools.lru_cache(maxsize=16)
@@ -57,19 +58,33 @@ def cells(step: CellKeyStep) -> CellFunction:
     return perturb
 
 
+def magnitudes(step: CellKeyStep) -> dict[str, MagnitudeFunction]:
+    """Per numeric column, its sums perturbed (cellKey's ``ck_params_nums``) and rounded to its ``unit``."""
+    return {column: _magnitude(spec, read_num_ptable(spec.ptable_file)) for column, spec in step.magnitudes.items()}
+
+
+def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> MagnitudeFunction:
+    def perturb(cells: MagnitudeCells) -> npt.NDArray[np.float64]:
+        perturbed = perturb_magnitudes(cells, spec, table).perturbed
+        return np.round(perturbed / spec.unit) * spec.unit
+
+    return perturb
+
+
 def public(step: CellKeyStep) -> dict[str, object]:
-    """Never D, V, pstay (secret) nor the p-table or its path; js says which counts never appear."""
-    return {"js": step.js, "ptable_file": step.ptable_file is not None}
+    """Never D, V, pstay (secret) nor the p-tables or their paths; js says which counts never appear."""
+    return {"js": step.js, "ptable_file": step.ptable_file is not None, "magnitudes": sorted(step.magnitudes)}
 
 
 def files(step: CellKeyStep) -> list[Path]:
-    """The p-table file, when the step reads one (its content is part of the run key and the audit)."""
-    return [step.ptable_file] if step.ptable_file is not None else []
+    """The p-table files the step reads (their content is part of the run key and the audit)."""
+    counts = [step.ptable_file] if step.ptable_file is not None else []
+    return counts + [spec.ptable_file for spec in step.magnitudes.values()]
 
 
 def check(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
     """The p-table file is read, or the parameters (references resolved) give a feasible p-table; no stacking."""
-    found = _stacking(step, ctx)
+    found = _stacking(step, ctx) + _magnitude_problems(step)
     if step.ptable_file is not None:
         try:
             read_ptable(step.ptable_file)
@@ -93,6 +108,21 @@ def check(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
             ptable_of(params)
         except CubeguardError as exc:
             found.append(((), f"no p-table exists for these parameters ({exc}); raise V or D, or lower js or pstay"))
+    return found
+
+
+def _magnitude_problems(step: CellKeyStep) -> list[Problem]:
+    """Each numeric p-table is read and fits its parameters (table types, separation point)."""
+    found: list[Problem] = []
+    for column, spec in step.magnitudes.items():
+        key = ("magnitudes", column, "ptable_file")
+        try:
+            separation(spec, read_num_ptable(spec.ptable_file))
+        except OSError as exc:
+            found.append((key, f"cannot read the numeric p-table {spec.ptable_file} ({exc.strerror}); give the path "
+                          "of an existing file, relative to the config"))  # fmt: skip
+        except CubeguardError as exc:
+            found.append((key, str(exc)))
     return found
 
 

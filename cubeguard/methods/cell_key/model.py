@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from cubeguard.ckm.magnitude import MagnitudeParams
 from cubeguard.ckm.ptable import PTableParams
 from cubeguard.methods.base import CubeStep
 from cubeguard.secrets import EnvSecret, PrefectSecret
@@ -16,6 +17,19 @@ _PT = PTableParams.model_fields
 MaxNoise = Annotated[int, Field(ge=0)] | EnvSecret | PrefectSecret
 Variance = Annotated[float, Field(gt=0.0, allow_inf_nan=False)] | EnvSecret | PrefectSecret
 Stay = Annotated[float, Field(gt=0.0, lt=1.0)] | EnvSecret | PrefectSecret
+
+
+class MagnitudeSpec(MagnitudeParams):
+    """The cell key method for a numeric column's sums (R cellKey's ``ck_params_nums``; Gießing 2016).
+
+    Its numeric p-table (R ptable's ``create_num_ptable`` CSV) is secret like the counts' p-table.
+    Published sums are rounded to multiples of ``unit``: an exact perturbed sum of whole numbers
+    can be divided by the few multipliers the p-table allows, which gives a lone contributor's
+    value back; rounded, several values fit.
+    """
+
+    ptable_file: Path = Field(description="The numeric p-table (R ptable's CSV: i, j, p, v, p_int_lb, p_int_ub, type).")
+    unit: float = Field(default=1.0, gt=0.0, allow_inf_nan=False, description="Published sums are multiples of this.")
 
 
 class CellKeyStep(CubeStep):
@@ -36,6 +50,11 @@ class CellKeyStep(CubeStep):
     optim: Literal[1, 4] = _PT["optim"].default
     mono: bool = _PT["mono"].default
     ptable_file: Path | None = Field(default=None, description="A p-table file instead of D and V.")
+    magnitudes: dict[str, MagnitudeSpec] = Field(
+        default_factory=dict,
+        description="Numeric columns whose sums are perturbed with the cell key method for magnitudes, so "
+        "flexible tables publish their means as perturbed sum / perturbed count (Handbook on SDC v2, 5.7).",
+    )
     allow_stacking: bool = Field(
         default=False,
         description="Perturb cubes that an earlier cell key step already perturbed (the noise adds up and "
