@@ -13,7 +13,8 @@ risk estimation for additive noise", PSD 2016, LNCS 9867; Handbook on SDC v2, 5.
 
 Deviations from cellKey 1.0.2 (both documented where they apply): the top-k bug Q1 is fixed by
 default (``topk: cellkey_1_0_2`` reproduces it), and where cellKey stops on ``0/0`` (Q6, Q7) the
-component is skipped instead.
+component is skipped instead; a cell with a non-zero sum whose cell key is exactly 0 keeps its
+sum (cellKey publishes 0).
 """
 
 from cubeguard.ckm.magnitude.cells import MagnitudeCells, tabulate_magnitudes

@@ -72,7 +72,10 @@ def r_strtod(text: str) -> float:
     ans = np.longdouble(0.0)
     for char in whole + frac:
         ans = np.longdouble(10.0) * ans + np.longdouble(int(char))
-    expn = -len(frac) + ((-1 if sign == "-" else 1) * int(power) if power else 0)
+    exponent = 0
+    for char in power or "":  # R: MAX_EXPONENT_PREFIX, later digits are read but not used
+        exponent = exponent * 10 + int(char) if exponent < 9999 else exponent
+    expn = -len(frac) + (-exponent if sign == "-" else exponent)
     ndigits = len(whole) + len(frac)
     if expn + ndigits < -300:  # R: avoid needless underflow for large negative exponents
         for _ in range(ndigits):
@@ -82,7 +85,15 @@ def r_strtod(text: str) -> float:
 
 
 def _scaled(ans: np.longdouble, expn: int) -> np.longdouble:
-    """``ans * 10^expn`` as ``R_strtod`` forms it (binary powers of ten, in long double)."""
+    """``ans * 10^expn`` as ``R_strtod`` forms it (binary powers of ten, in long double).
+
+    Powers beyond the long-double range become inf (so the key 0, or inf), as in R.
+    """
+    with np.errstate(over="ignore"):
+        return _scaled_raw(ans, expn)
+
+
+def _scaled_raw(ans: np.longdouble, expn: int) -> np.longdouble:
     if expn < -4 * 15:  # R: 4 * DBL_DIG, ten times ten times ...
         fac = np.longdouble(1.0)
         for _ in range(-expn):

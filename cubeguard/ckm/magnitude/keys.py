@@ -7,7 +7,11 @@ rounded to 15 digits; with ``top_k = 1`` the cell key itself), otherwise ``"0." 
 (the first decimal digit moved to the end; ``"0"`` if nothing follows it); each further key
 rotates the previous one the same way, keeping at most L = nchar(s) characters. The strings are
 read back with R's ``R_strtod``, which is not always correctly rounded (:mod:`._rnum`).
-A key of 0 (a cell without contributors) stays 0.
+A key of 0 (a cell without contributors) stays 0. A cell key below 1e-4 is written in scientific
+notation (``"1.23e-06"``) and cellKey rotates that string too (``"1.3e-062"``, then ``"1.e-0623"``,
+i.e. 1.3e-62 and 0): reproduced as is, since those are the keys cellKey looks up. A third
+rotation (``"1.-0623e"``) is NA in R and cellKey stops; here it is NaN and the component is
+skipped (:mod:`.lookup`).
 """
 
 from __future__ import annotations

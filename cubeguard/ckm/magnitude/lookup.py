@@ -5,7 +5,8 @@ equals a point ``i`` of the table exactly, ``v`` is that of the first row of ``i
 ``ck < ub`` (intervals ``[lb, ub)``, as for counts). Otherwise the two neighbouring points
 ``a0 < a < a1`` are looked up with the same key and ``v = (1 - lambda) v(a0) + lambda v(a1)``,
 ``lambda = (a - a0) / (a1 - a0)`` (Gießing 2016, PSD 2016; Handbook on SDC v2, 5.4.2). A key of
-0 gives 0. ``a`` = NaN (0/0) makes cellKey stop; here it is reported as ``UNDEFINED``.
+0 gives 0. ``a`` = NaN (0/0) or a key that R could not read (NA) make cellKey stop; here they
+are reported as ``UNDEFINED`` and the component is skipped.
 
 The table is flattened for the compiled loop by :func:`kernel_table`.
 """
@@ -84,6 +85,8 @@ def lookup_v(kind: int, ck: float, a: float, t: KernelTable, out: np.ndarray) ->
     if ck == 0.0:
         out[1] = 0.0
         return KEY_ZERO
+    if ck != ck:  # NaN: R's as.numeric gave NA for a scrambled key; cellKey stops
+        return UNDEFINED
     d = t.max_i[kind]
     capped = d if a > d else a
     out[0] = capped

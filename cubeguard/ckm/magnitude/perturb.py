@@ -14,6 +14,8 @@ Where cellKey stops with "missing value where TRUE/FALSE needed" because ``a = 0
 parameters, a non-zero key and a sum of 0; Q7: a component after one that clamped the value to
 0 with ``zs = 0``) cubeguard skips the component (``x_hat = 0``, mode ``undefined``), as cellKey
 does itself for a component after a clamp when ``zs > 0``: the value stays where it is.
+A cell whose key is exactly 0 is left unperturbed; cellKey publishes 0 for it even if its sum is
+not 0 (possible only when the record keys sum to an integer).
 """
 
 from __future__ import annotations
@@ -63,7 +65,10 @@ class MagnitudeResult:
         perturbed: published sums (cellKey's ``pws``).
         pert: ``perturbed`` minus the sum, as cellKey's ``pert``: R ``sum`` of ``x_hat``.
         n_used: components per cell (cellKey's ``length(x)``, also for cells returned early).
-        returned_early: cells left at 0 without a lookup (key 0; flex: also sum 0), as cellKey.
+        returned_early: cells left unperturbed without a lookup (key 0; flex: also sum 0). cellKey
+            publishes 0 for them; cubeguard publishes the sum, which is the same unless a cell
+            with a non-zero sum has a key of exactly 0 (deviation, so that an identity p-table
+            gives every sum back).
         n_stored: contributions stored per cell (cellKey 1.0.2's fewer with ``topk: cellkey_1_0_2``).
         keys: the component keys (cellKey's ``ckey``).
         x: magnitude of each component before rescaling (NaN beyond ``n_used``).
@@ -142,7 +147,7 @@ def perturb_magnitudes(
     pert = r_sum_rows(x_hat)
     early = out.ints[0, :, 0] == 0
     return MagnitudeResult(
-        perturbed=np.where(early, 0.0, cells.sums + pert),
+        perturbed=cells.sums + pert,  # pert is 0 where the loop returned early
         pert=pert,
         n_used=n_used,
         returned_early=early,
