@@ -46,8 +46,20 @@ CubeFunction = Callable[[xr.Dataset], xr.Dataset]
 #: Published counts from every cell's count and record-key sum (``cubeguard.ckm.keys``), for
 #: methods whose value of a cell depends on nothing else: the arrays' shape is free.
 CellFunction = Callable[[npt.NDArray[np.int64], npt.NDArray[np.uint64], KeyScale], npt.NDArray[np.int64]]
-#: Published sums of a numeric column for cells given as :class:`cubeguard.ckm.magnitude.MagnitudeCells`.
-MagnitudeFunction = Callable[[MagnitudeCells], npt.NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class Magnitude:
+    """How a step publishes a numeric column's sums.
+
+    Attributes:
+        top_k: the largest contributions per cell the perturbation reads (0: none).
+        perturb: published sums for cells given as :class:`cubeguard.ckm.magnitude.MagnitudeCells`.
+    """
+
+    top_k: int
+    perturb: Callable[[MagnitudeCells], npt.NDArray[np.float64]]
+
 
 ReportCubes = Annotated[
     list[str],
@@ -230,7 +242,7 @@ C = TypeVar("C", bound=CubeStep)
 M = TypeVar("M", bound=MicrodataStep)
 
 
-def _no_magnitudes(step: Any) -> dict[str, MagnitudeFunction]:
+def _no_magnitudes(step: Any) -> dict[str, Magnitude]:
     return {}
 
 
@@ -273,7 +285,7 @@ class CubeMethod(Generic[C]):
         cells: for a ``cellwise`` step whose secrets are resolved, the same protection as
             ``prepare`` on plain arrays (:data:`CellFunction`); the table service uses it.
         magnitudes: for a resolved step, the perturbation of each numeric column's sums it
-            declares (:data:`MagnitudeFunction`, by column); the table service's means use it.
+            declares (:data:`Magnitude`, by column); the table service's means use it.
     """
 
     model: type[C]
@@ -286,7 +298,7 @@ class CubeMethod(Generic[C]):
     rounds: bool = False
     cellwise: Callable[[C], bool] = _never
     cells: Callable[[C], CellFunction] | None = None
-    magnitudes: Callable[[C], dict[str, MagnitudeFunction]] = _no_magnitudes
+    magnitudes: Callable[[C], dict[str, Magnitude]] = _no_magnitudes
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property

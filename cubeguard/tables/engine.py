@@ -27,7 +27,7 @@ from cubeguard.config.tables import TablesSpec
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.model import labelled
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CellFunction
+from cubeguard.methods.base import CellFunction, Magnitude
 from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import BottomCache, Refinements
 from cubeguard.tables.expand import gather, margins
@@ -36,6 +36,7 @@ from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.rules import check_form, check_values
+from cubeguard.tables.values import magnitude_cells, tabulate_values, with_margins
 
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
 FINE_CELLS = 500_000  # bottom cells of a table tabulated finer than asked, to derive others from
@@ -78,7 +79,14 @@ class TableEngine:
     that holds it).
     """
 
-    def __init__(self, release: Release, store: KeyStore, protect: CellFunction, release_id: str) -> None:
+    def __init__(
+        self,
+        release: Release,
+        store: KeyStore,
+        protect: CellFunction,
+        release_id: str,
+        magnitudes: dict[str, Magnitude] | None = None,
+    ) -> None:
         if release.config.tables is None:
             raise CubeguardError(f"{release.path.name} has no 'tables' section; add one to serve flexible tables")
         if store.source_hash != source_hash(release.config):
@@ -91,6 +99,7 @@ class TableEngine:
         self.spec: TablesSpec = release.config.tables
         self.store = store
         self.protect = protect
+        self.magnitudes = magnitudes or {}
         self.release_id = release_id
         self.offered: dict[str, Breakdown] = {b: release.breakdowns[b] for b in self.spec.breakdowns}
         self._cache: OrderedDict[tuple[object, ...], Answer | TableRefused] = OrderedDict()
@@ -141,10 +150,7 @@ class TableEngine:
         population = self.spec.populations[0]
 
         def bottoms(bds: list[Breakdown]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-            counts, key_sums, _ = self._tabulated(
-                TableQuery(breakdowns=[b.id for b in bds], population=population), bds
-            )
-            return counts, key_sums
+            return self._tabulated(TableQuery(breakdowns=[b.id for b in bds], population=population), bds)
 
         self.crossings.build(bottoms, workers)
 
@@ -163,7 +169,8 @@ class TableEngine:
 
     def _protected(self, query: TableQuery) -> Answer:
         bds = [self.offered[b] for b in query.breakdowns]
-        counts, key_sums, sums = self._full(query, bds)
+        cells = self._values(query, bds) if query.mean is not None else None
+        counts, key_sums = (cells["counts"], cells["key_sums"]) if cells is not None else self._full(query, bds)
         published = self.protect(counts, key_sums, self.store.key_scale)
         plan = self._link.plan(query, self.offered) if self._link is not None else None
         if plan is not None:
@@ -175,37 +182,63 @@ class TableEngine:
             "filters": dict(query.filters),
             "unit": self.release.config.populations[query.population].unit,
         }
-        mean = _means(sums, published) if query.mean is not None else None
+        mean = self._mean(str(query.mean), cells, published) if cells is not None else None
         return Answer(query, tuple(bds), published, mean, attrs)
 
-    def _full(
-        self, query: TableQuery, bds: list[Breakdown]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
-        """Every cell, totals included: counts, exact key sums and (for a mean) sums of the numeric column.
+    def _values(self, query: TableQuery, bds: list[Breakdown]) -> dict[str, npt.NDArray[Any]]:
+        """Every cell's count, key sums, sum, extremes and top contributions of the mean's column (one pass)."""
+        column = self.spec.means[str(query.mean)].column
+        magnitude = self._magnitude(str(query.mean))
+        with self._lock:
+            self.passes += 1
+        bottom = tabulate_values(
+            tuple(self._pairs(bds, query.filters)),
+            tuple(b.n_bottom for b in bds),
+            self._mask(query.population),
+            self.store.keys,
+            self.store.values[column],
+            magnitude.top_k,
+        )
+        return with_margins(bottom, bds)
 
-        Without a mean, the table is summed from a finer one tabulated before when there is one (a
-        crossing tabulated when the release was opened, :mod:`cubeguard.tables.crossings`, or a table asked before);
-        otherwise it is tabulated at the finest offered levels of its variables (up to
+    def _magnitude(self, name: str) -> Magnitude:
+        found = self.magnitudes.get(self.spec.means[name].column)
+        if found is None:
+            raise InternalError(
+                f"mean {name!r} passed the config check without a magnitude perturbation; this is a bug"
+            )
+        return found
+
+    def _mean(
+        self, name: str, cells: dict[str, npt.NDArray[Any]], published: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float64]:
+        """m-hat / n-hat per cell: the perturbed sum (cell key method for magnitudes) over the published count."""
+        sums = self._magnitude(name).perturb(magnitude_cells(cells, self.store.key_scale)).reshape(published.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(published > 0, sums / np.maximum(published, 1), np.nan)
+
+    def _full(self, query: TableQuery, bds: list[Breakdown]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """Every cell, totals included: counts and exact key sums.
+
+        The table is summed from a finer one tabulated before when there is one (a crossing
+        tabulated when the release was opened, :mod:`cubeguard.tables.crossings`, or a table asked
+        before); otherwise it is tabulated at the finest offered levels of its variables (up to
         :data:`FINE_CELLS` bottom cells), kept, and summed from that, so that later tables of the
         same variables at coarser levels, or of fewer of them, need no pass over the records.
-        (Sums of values are floating point: summed in another order they could differ in the last
-        bit, so tables with a mean are always tabulated from the records.)
+        (Tables with a mean are tabulated from the records: :meth:`_values`.)
         """
-        if query.mean is not None:
-            counts, key_sums, sums = self._tabulated(query, bds)
-            return margins(counts, bds), margins(key_sums, bds), margins(sums, bds)
         scope = (query.population, tuple(sorted(query.filters.items())))
         found = self.crossings.derive(bds) if scope == (self.spec.populations[0], ()) else None
         found = found or self._bottoms.derive(scope, bds)
         if found is None:
             fine = self._finest(bds)
-            counts, key_sums, _ = self._tabulated(query, fine)
+            counts, key_sums = self._tabulated(query, fine)
             self._bottoms.add(scope, fine, (counts, key_sums))
             same = all(f is b for f, b in zip(fine, bds, strict=True))
             found = (margins(counts, bds), margins(key_sums, bds)) if same else self._bottoms.derive(scope, bds)
             if found is None:
                 raise InternalError("a table could not be summed from the finer one just tabulated; this is a bug")
-        return found[0], found[1], np.zeros(0)
+        return found[0], found[1]
 
     def _finest(self, bds: list[Breakdown]) -> list[Breakdown]:
         """The finest offered level of each variable that refines the asked one, within :data:`FINE_CELLS`."""
@@ -217,11 +250,10 @@ class TableEngine:
 
     def _tabulated(
         self, query: TableQuery, bds: list[Breakdown]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
-        """One pass over the records."""
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """Counts and key sums of the bottom cells, in one pass over the records."""
         shape = tuple(b.n_bottom for b in bds)
-        mean_col = self.spec.means[query.mean].column if query.mean is not None else None
-        return self._pass(self._pairs(bds, query.filters), shape, self._mask(query.population), mean_col)
+        return self._pass(self._pairs(bds, query.filters), shape, self._mask(query.population))
 
     def _pairs(
         self, bds: list[Breakdown], filters: dict[str, str], inner: int = 1
@@ -240,23 +272,21 @@ class TableEngine:
         pairs: list[tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]],
         shape: tuple[int, ...],
         mask: npt.NDArray[np.uint8],
-        mean_col: str | None = None,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]:
-        """Counts, key sums and (for ``mean_col``) value sums of ``mask``'s records by the cells ``pairs`` give."""
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """Counts and key sums of ``mask``'s records by the cells ``pairs`` give."""
         with self._lock:
             self.passes += 1
         counts = np.zeros(shape, dtype=np.int64)
         key_sums = np.zeros(shape, dtype=np.uint64)
-        values = self.store.values[mean_col] if mean_col is not None else np.empty(0, dtype=np.float64)
-        sums = np.zeros(shape if mean_col is not None else (0,), dtype=np.float64)
+        no_values = np.empty(0, dtype=np.float64)
         bad = tabulate(
-            tuple(pairs), mask, self.store.keys, values, counts.reshape(-1), key_sums.reshape(-1), sums.reshape(-1)
+            tuple(pairs), mask, self.store.keys, no_values, counts.reshape(-1), key_sums.reshape(-1), no_values
         )
         if bad:
             raise InternalError(
                 f"{bad} record(s) of the key store have codes outside the classification; rerun the release"
             )
-        return counts, key_sums, sums.reshape(shape) if mean_col is not None else sums
+        return counts, key_sums
 
     def _sizes(self, link: SizeLink) -> tuple[list[int | None], tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]]:
         """The size column's raw values, and its kernel pair: one cell per raw value, innermost."""
@@ -280,8 +310,8 @@ class TableEngine:
         """Persons by raw size must be size x households: else the derived counts would be wrong."""
         sizes, pair = self._sizes(link)
         for pop in sorted(link.persons):
-            persons, _, _ = self._pass([pair], (len(sizes),), self._mask(pop))
-            households, _, _ = self._pass([pair], (len(sizes),), self._home_mask(link, pop))
+            persons, _ = self._pass([pair], (len(sizes),), self._mask(pop))
+            households, _ = self._pass([pair], (len(sizes),), self._home_mask(link, pop))
             check_identity(link, pop, persons, households, sizes)
 
     def _derived(
@@ -295,7 +325,7 @@ class TableEngine:
             return published
         homes = [bds[a] for a in plan.home_axes]
         shape = (*(b.n_bottom for b in homes), len(sizes))
-        counts, key_sums, _ = self._pass(
+        counts, key_sums = self._pass(
             [*self._pairs(homes, plan.filters, len(sizes)), pair], shape, self._home_mask(self._link, population)
         )
         raw = (np.arange(len(sizes), dtype=np.int64), np.arange(1, len(sizes) + 1, dtype=np.int64))
@@ -350,9 +380,3 @@ def _filter_weights(bd: Breakdown, code: str, column: KeyColumn) -> npt.NDArray[
     bottom = _positions(bd, column)
     inside = (bottom >= bd.lo[k]) & (bottom < bd.hi[k])
     return np.where(bottom < 0, OUTSIDE, np.where(inside, 0, FILTERED)).astype(np.int64)
-
-
-def _means(sums: npt.NDArray[np.float64], published: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-    """M / n-hat per cell (NaN where the published count is 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(published > 0, sums / np.maximum(published, 1), np.nan)

@@ -16,7 +16,7 @@ from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, MagnitudeFunction, Problem, problems
+from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Magnitude, Problem, problems
 from cubeguard.methods.cell_key.model import CellKeyStep, MagnitudeSpec
 
 
@@ -58,17 +58,17 @@ def cells(step: CellKeyStep) -> CellFunction:
     return perturb
 
 
-def magnitudes(step: CellKeyStep) -> dict[str, MagnitudeFunction]:
+def magnitudes(step: CellKeyStep) -> dict[str, Magnitude]:
     """Per numeric column, its sums perturbed (cellKey's ``ck_params_nums``) and rounded to its ``unit``."""
     return {column: _magnitude(spec, read_num_ptable(spec.ptable_file)) for column, spec in step.magnitudes.items()}
 
 
-def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> MagnitudeFunction:
+def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
     def perturb(cells: MagnitudeCells) -> npt.NDArray[np.float64]:
         perturbed = perturb_magnitudes(cells, spec, table).perturbed
         return np.round(perturbed / spec.unit) * spec.unit
 
-    return perturb
+    return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb)
 
 
 def public(step: CellKeyStep) -> dict[str, object]:
