@@ -80,7 +80,7 @@ def margin_sets(
     >>> margin_sets([], [["GEO", "SEX"], ["GEO", "AGE"], ["EDU"]], ["GEO", "SEX", "AGE"])
     [('GEO',), ('AGE', 'GEO'), ('GEO', 'SEX')]
     """
-    tables = {tuple(sorted(t)) for t in fit if set(t) <= set(dims)}
+    tables = {tuple(sorted(t)) for t in fit if t and set(t) <= set(dims)}  # an empty table is the grand total
     while more := {tuple(sorted(set(a) & set(b))) for a in tables for b in tables} - tables - {()}:
         tables |= more
     return sorted(set(held_sets(hold, dims)) | tables, key=lambda s: (len(s), s))
