@@ -168,10 +168,10 @@ def methods() -> list[Method]:
         Method(
             "stochastic_nuts2_ipf",
             "stochastic perturbation (NUTS2), IPF",
-            "the same, then the interior fitted by IPF to the seven one-way margins (original counts) and rounded "
-            "down or up under control so each of them is exact, every other margin summed from it (seed 000 "
-            "3.2.2's additivity restored)",
-            steps=[STOCHASTIC | {"fit": [[d] for d in DIMS], "rounding": "controlled"}],
+            "the same, then the interior fitted by IPF to the six one-way margins besides NUTS2 (whose cells are "
+            "the controls), each perturbed first as a table of its own, and rounded down or up under control so "
+            "each of them keeps its value, every other margin summed from it (seed 000 3.2.2's additivity restored)",
+            steps=[STOCHASTIC | {"fit": [[d] for d in DIMS if d != GEO], "rounding": "controlled"}],
         ),
         Method(
             "ckm_demo_interior",

@@ -7,8 +7,8 @@ key step replaced by ``stochastic_perturbation`` (counts 1-10, base matrix diago
 in ``benchmarks/paper_tables.py``, controlled to the NUTS 2 regions: ``control: [GEO.H, GEO.M,
 GEO.L]`` at depth 2). Two releases, each walked in this process without Prefect
 (``flow_overhead.plain_release``) with every step timed: (1) every total summed from the perturbed
-interior; (2) the interior also fitted by IPF to the one-way SEX and age margins a cube has, then
-rounded under control so they are exact; (3) *held*: as (2) with ``hold`` set to every GEO x SEX x AGE
+interior; (2) the interior also fitted by IPF to the one-way SEX and age margins a cube has, each
+perturbed first as a table of its own (as ``hold`` does), then rounded under control so they keep those values; (3) *held*: as (2) with ``hold`` set to every GEO x SEX x AGE
 combination of breakdowns the programme's cubes have (:func:`hold_groups`), so those margin tables
 are perturbed once, alike in every cube, and each cube is fitted to them. The programme's ``forbidden_values: [1, 2]`` gate gives
 way to ``max_small_cells_unchanged: 0.9``: this method leaves part of the ones and twos in place by
@@ -224,7 +224,8 @@ def markdown(record: dict[str, Any]) -> str:
         f"`configs/eu2021.yaml`, {record['persons']:,} synthetic persons; {m['cpus']} cores, Python {m['python']}, "
         f"commit {m['commit']}, {m['date']}. Step: counts 1-10 perturbed (diagonal 0.5, band 2), controlled "
         "to the NUTS 2 regions; *summed*: every total the sum of the perturbed interior; *ipf_controlled*: the "
-        "interior also fitted to the SEX and age one-way margins, then rounded so they are exact; *held*: as "
+        "interior also fitted to the SEX and age one-way margins, each perturbed first, then rounded so they keep "
+        "those values; *held*: as "
         f"*ipf_controlled*, with `hold` set to the programme's {len(record.get('hold', []))} GEO x SEX x AGE "
         "breakdown triples (" + ", ".join("/".join(g) for g in record.get("hold", [])) + "). *Covered* pairs share "
         "only variables with one breakdown in both cubes, inside one held group.",

@@ -129,7 +129,7 @@ def load_release(
     cfg = rename_totals(cfg, problems.add, problems.locate)
     breakdowns = _resolve_breakdowns(cfg, problems)
     _check_references(cfg, breakdowns, problems)
-    _check_steps(cfg, problems, resolver)
+    _check_steps(cfg, breakdowns, problems, resolver)
     check_tables(cfg, breakdowns, problems.add)
     if not problems.items:  # SDMX names of cubes that are wrong already would repeat their problems
         check_sdmx(cfg, breakdowns, problems.add)
@@ -273,9 +273,12 @@ def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], prob
             )
 
 
-def _check_steps(cfg: ReleaseConfig, problems: Problems, resolver: SecretResolver | None) -> None:
+def _check_steps(
+    cfg: ReleaseConfig, breakdowns: Mapping[str, Breakdown], problems: Problems, resolver: SecretResolver | None
+) -> None:
     """Each step's own checks (its method's ``check``), names and cube ids, before any data is read."""
     ids = frozenset(c.id for c in cfg.hypercubes)
+    depths = {bid: max(b.depths) for bid, b in breakdowns.items()}
     for key, steps in (("pre_tabular", tuple(cfg.pre_tabular)), ("steps", tuple(cfg.steps))):
         names: dict[str, int] = {}
         for k, step in enumerate(steps):
@@ -299,6 +302,7 @@ def _check_steps(cfg: ReleaseConfig, problems: Problems, resolver: SecretResolve
                 household_id=cfg.input.household_id,
                 person_id=cfg.input.person_id,
                 breakdowns=frozenset(b for v in cfg.variables.values() for b in v.breakdowns),
+                depths=depths,
             )
             for loc, message in _method_check(step, ctx):
                 problems.add((*where, *loc), message)

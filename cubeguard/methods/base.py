@@ -188,6 +188,7 @@ class CheckContext:
         household_id: the input's household id column.
         person_id: the input's person id column.
         breakdowns: the release's breakdown ids (a cube's dimension names, e.g. ``GEO.2``).
+        depths: each breakdown's deepest code's depth in its classification (0: the total), by id.
     """
 
     cube_ids: frozenset[str]
@@ -197,6 +198,7 @@ class CheckContext:
     household_id: str | None = None
     person_id: str | None = None
     breakdowns: frozenset[str] = frozenset()
+    depths: Mapping[str, int] = field(default_factory=dict)
 
     def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
         """The post-tabular steps before (or, with ``later``, after) this one that protect some of its cubes.

@@ -27,7 +27,7 @@ from cubeguard.methods.cells import (
 from cubeguard.methods.stochastic_perturbation.hold import Held, held_tables
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
-from cubeguard.methods.stochastic_perturbation.restore import Fit, Table, controlled_integers, ipf, table_of, table_over
+from cubeguard.methods.stochastic_perturbation.restore import Fit, controlled_integers, ipf, table_of
 
 #: How long HiGHS may look for the controlled rounding of one cube's fitted interior.
 CONTROLLED_LIMIT_S = 600.0
@@ -48,12 +48,12 @@ def perturb_cube(
     held = _held(cube, step, spec, seed)
     dims = [str(d) for d in cube["count"].dims]
     whole = next((h for h in held if set(h.dims) == set(dims)), None)
-    if whole is not None:  # the cube is a held table itself: publish it as every other cube does
+    if whole is not None:  # the cube is a held or fitted table itself: publish it as every other cube does
         inner: npt.NDArray[np.int64] = np.transpose(whole.values, [whole.dims.index(d) for d in dims])
-        report: dict[str, object] = {"held_tables": len(held_sets(step.hold, dims))}
+        report: dict[str, object] = {"held_tables": len(held_sets(step.hold, dims))} if step.hold else {}
         return _reported(publish(cube, summed(cube, np.ascontiguousarray(inner), found)), report)
     try:
-        restored, report = _restore(cube, step, spec, seed, held, _unheld(step), step.rounding)
+        restored, report = _restore(cube, step, spec, seed, held, step.rounding)
     except _NoRounding as failed:
         raise CubeguardError(
             f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the fitted cells that keeps every "
@@ -69,21 +69,36 @@ def perturb_cube(
 
 
 def _held(cube: xr.Dataset, step: StochasticPerturbationStep, spec: Perturbation, seed: int | None) -> list[Held]:
-    """The cube's largest held margin tables, each perturbed on its own and fitted to its own held margins."""
+    """The cube's largest margin tables of ``hold`` and ``fit``, each perturbed on its own (:func:`held_tables`).
+
+    A table of ``fit`` goes through the same machinery as the held tables, so it is published
+    perturbed, never at its original counts; one the cube lacks a breakdown of is skipped, and one
+    inside a group of ``hold`` is that group's held table.
+    """
 
     def margin(sub: xr.Dataset, below: list[Held]) -> IntArray:
         try:
-            inner, _ = _restore(sub, step, spec, seed, below, [], "controlled")
+            inner, _ = _restore(sub, step, spec, seed, below, "controlled")
         except _NoRounding:
-            raise CubeguardError(
-                f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the perturbed margin table over "
-                f"{' x '.join(str(d) for d in sub['count'].dims)} named in 'hold' of step {step.name!r} that keeps "
-                f"its own held margins and control totals exact (none exists, or none within "
-                f"{CONTROLLED_LIMIT_S:g} s), so other cubes could publish it differently; hold fewer breakdowns"
-            ) from None
+            raise CubeguardError(_margin_failure(cube, step, [str(d) for d in sub["count"].dims])) from None
         return inner.astype(np.int64, copy=False)
 
-    return held_tables(cube, step.hold, margin) if step.hold else []
+    return held_tables(cube, step.hold, margin, step.fit) if step.hold or step.fit else []
+
+
+def _margin_failure(cube: xr.Dataset, step: StochasticPerturbationStep, margin: list[str]) -> str:
+    """Why a perturbed margin table of ``hold`` or ``fit`` could not be published, and what to change."""
+    where = f"cube {cube.attrs.get('cube_id', '?')!r}: HiGHS found no rounding of the perturbed margin table over "
+    limit = f"(none exists, or none within {CONTROLLED_LIMIT_S:g} s)"
+    if any(set(margin) <= set(group) for group in step.hold):
+        return (
+            f"{where}{' x '.join(margin)} named in 'hold' of step {step.name!r} that keeps its own held margins and "
+            f"control totals exact {limit}, so other cubes could publish it differently; hold fewer breakdowns"
+        )
+    return (
+        f"{where}{' x '.join(margin)} named in 'fit' of step {step.name!r} that keeps its own margins and the control "
+        f"totals exact {limit}, so it cannot be published perturbed; fit fewer or smaller tables"
+    )
 
 
 def _restore(
@@ -92,10 +107,9 @@ def _restore(
     spec: Perturbation,
     seed: int | None,
     held: list[Held],
-    fit: list[list[str]],
     rounding: str,
 ) -> tuple[npt.NDArray[np.int64] | FloatArray, dict[str, object]]:
-    """The interior (shaped) perturbed, fitted to ``held`` and ``fit`` and the controls, and rounded by ``rounding``.
+    """The interior (shaped) perturbed, fitted to the perturbed tables ``held`` and the controls, rounded by ``rounding``.
 
     Integers, or the fitted reals for ``every_cell``; without tables to fit, the perturbed interior.
     Raises :class:`_NoRounding` when the controlled rounding finds none.
@@ -109,7 +123,7 @@ def _restore(
     moved = perturb(inner.ravel(), interior(u, index).ravel(), group.ravel(), u.ravel()[totals], spec)
     report: dict[str, object] = {"groups": int(group.max(initial=0)) + 1, "fitted_tables": 0}
     dims = [str(d) for d in cube["count"].dims]
-    tables = [h.table(dims, inner.shape) for h in held] + _tables(cube, inner, fit)
+    tables = [h.table(dims, inner.shape) for h in held]
     if not tables:
         return moved.reshape(inner.shape), report
     tables.append(table_of(group.ravel(), inner.ravel().astype(np.float64)))  # the controls stay exact
@@ -125,11 +139,6 @@ def _restore(
     return out.reshape(inner.shape), report
 
 
-def _unheld(step: StochasticPerturbationStep) -> list[list[str]]:
-    """The tables of ``fit`` outside every group of ``hold`` (those inside one are held, at their published values)."""
-    return [t for t in step.fit if not any(set(t) <= set(group) for group in step.hold)]
-
-
 def _named(step: StochasticPerturbationStep) -> str:
     return " and ".join(f"'{k}'" for k in ("fit", "hold") if getattr(step, k))
 
@@ -138,15 +147,6 @@ def _fewer(step: StochasticPerturbationStep) -> str:
     if step.hold:
         return "hold fewer breakdowns, or fit fewer tables"
     return "fit fewer tables, or set 'rounding' to 'interior'"
-
-
-def _tables(cube: xr.Dataset, inner: IntArray, fit: list[list[str]]) -> list[Table]:
-    """The margin tables of ``fit`` the cube has (all their breakdowns), at their original counts."""
-    dims = [str(d) for d in cube["count"].dims]
-    original = inner.astype(np.float64)
-    return [
-        table_over(original, sorted(dims.index(b) for b in table)) for table in fit if all(b in dims for b in table)
-    ]
 
 
 def _fit_report(fit: Fit, tables: int, rounding: str) -> dict[str, object]:
@@ -190,7 +190,7 @@ def public(step: StochasticPerturbationStep) -> dict[str, object]:
 
 
 def check(step: StochasticPerturbationStep, ctx: CheckContext) -> list[Problem]:
-    """The named breakdowns exist, ``hold`` can be kept, and no later step changes a cube this step perturbs."""
+    """The named breakdowns exist, every fitted table can be perturbed, ``hold`` can be kept, and no later step changes a cube this step perturbs."""
     named: list[tuple[KeyPath, str]] = [(("control", k), b) for k, b in enumerate(step.control)]
     named += [(("fit", k, j), b) for k, table in enumerate(step.fit) for j, b in enumerate(table)]
     named += [(("hold", k, j), b) for k, group in enumerate(step.hold) for j, b in enumerate(group)]
@@ -201,35 +201,38 @@ def check(step: StochasticPerturbationStep, ctx: CheckContext) -> list[Problem]:
     ]
     return (
         found
+        + _control_fit_problems(step, ctx)
         + _hold_problems(step)
         + last_step_problems(ctx, "keep the distribution of values and the controlled totals")
     )
 
 
-def _hold_problems(step: StochasticPerturbationStep) -> list[Problem]:
-    """Held cells stay exact only under controlled rounding, and a fitted table must not contradict a held one."""
-    if not step.hold:
-        return []
+def _control_fit_problems(step: StochasticPerturbationStep, ctx: CheckContext) -> list[Problem]:
+    """A table of ``fit`` whose every cell is a control total cannot be perturbed: the controls are published exact."""
     found: list[Problem] = []
-    if step.rounding != "controlled":
-        found.append(
-            (
-                ("rounding",),
-                f"rounding {step.rounding!r} does not keep the margin cells of 'hold' at the values other cubes "
-                "publish; set 'rounding' to 'controlled', or drop 'hold'",
-            )
-        )
     for k, table in enumerate(step.fit):
-        for group in step.hold:
-            shared = sorted(set(table) & set(group))
-            if shared and not set(table) <= set(group):
-                found.append(
-                    (
-                        ("fit", k),
-                        f"fit table {table} shares {', '.join(shared)} with hold group {group} but is not inside "
-                        "it, so its original counts would contradict the perturbed margin every cube publishes; "
-                        "put the table inside that group, or leave those breakdowns out of it",
-                    )
+        depth = ctx.depths.get(table[0]) if len(table) == 1 and table[0] in step.control else None
+        if depth is not None and depth <= step.control_depth:
+            found.append(
+                (
+                    ("fit", k),
+                    f"fit table {table} is a control table: each of its cells is a control total (control_depth "
+                    f"{step.control_depth}), which this method publishes at its original count, so it cannot be "
+                    f"perturbed; drop the table (the control totals are kept already), or set 'control_depth' below "
+                    f"{depth}",
                 )
-                break
+            )
     return found
+
+
+def _hold_problems(step: StochasticPerturbationStep) -> list[Problem]:
+    """Held cells stay exact only under controlled rounding."""
+    if not step.hold or step.rounding == "controlled":
+        return []
+    return [
+        (
+            ("rounding",),
+            f"rounding {step.rounding!r} does not keep the margin cells of 'hold' at the values other cubes "
+            "publish; set 'rounding' to 'controlled', or drop 'hold'",
+        )
+    ]

@@ -23,17 +23,31 @@ class StochasticPerturbationStep(CubeStep):
     at most ``band`` away. The number of cells moved from each value to each other is fixed to its
     expectation (drawn without replacement), so each group keeps its distribution of values and its
     total exactly. Cells above ``cap`` are not changed. The draws come from the cell keys unless a
-    ``seed`` is given. The interior may then be fitted by IPF to the margin tables of ``fit``
-    (their original counts) and to the control totals, then made integral: ``controlled`` rounds
-    each fitted interior cell down or up so that every cell of the fitted tables and every control
-    total equals its original count (controlled rounding to base 1 with those tables as
-    constraints, HiGHS) and sums every other total from it; ``interior`` rounds the fitted interior
-    to the nearest integer and sums every total (exactly additive, but the fitted margins and the
-    controls drift back by the rounding); ``every_cell`` rounds every cell
+    ``seed`` is given. The interior may then be fitted by IPF to the margin tables of ``fit`` and
+    to the control totals, then made integral. Each table of ``fit`` is perturbed first as a table
+    of its own, by the machinery of ``hold`` (its cells moved by the matrix of its own control
+    groups, then fitted to the tables perturbed before it that it contains, and rounded under
+    control): a table two tables of ``fit`` share is perturbed once before both, and a table inside
+    a group of ``hold`` is that group's held table; so no table of ``fit`` is published at its
+    original counts, and a small cell of one stays with the probability with which an interior cell
+    stays. ``controlled`` rounds each fitted interior cell down or up so that every cell of the
+    perturbed fitted tables and every control total keeps its value (controlled rounding to base 1
+    with those tables as constraints, HiGHS) and sums every other total from it; ``interior``
+    rounds the fitted interior to the nearest integer and sums every total (exactly additive, but
+    the fitted margins and the controls drift by the rounding); ``every_cell`` rounds every cell
     of the fitted table on its own ("close" additivity). Without ``fit``, every total is the sum of
     the perturbed interior. With ``hold``, the margin tables over each group's breakdowns are
     perturbed first, each as a table of its own, and the cube is fitted to their published values
     (:mod:`~cubeguard.methods.stochastic_perturbation.hold`).
+
+    What it does not promise: the control totals (the codes at ``control_depth`` of the first
+    breakdown of ``control`` a cube has) are published at their original counts, so a control
+    depth whose totals can be small (below NUTS 2) publishes them; a table of ``fit`` whose every
+    cell is a control total is refused, as it cannot be perturbed. Cells above ``cap`` are
+    published as they are, and the invariant matrix leaves part of the small cells alone (about
+    half at diagonal 0.5; more in a group with few of them), so the small-cells gate stays the
+    check. A table of ``fit`` is not published alike in every cube (one cube may fit it to a
+    shared table another lacks): ``hold`` promises that.
     """
 
     method: Literal["stochastic_perturbation"]
@@ -54,20 +68,23 @@ class StochasticPerturbationStep(CubeStep):
     control_depth: ControlDepth
     fit: list[list[str]] = Field(
         default_factory=list,
-        description="Margin tables (each a list of breakdown ids) the perturbed interior is fitted to by IPF, at "
-        "their original counts; a cube lacking one of a table's breakdowns skips that table.",
+        description="Margin tables (each a list of breakdown ids) the perturbed interior is fitted to by IPF, each "
+        "perturbed first as a table of its own as 'hold' does (never at its original counts), a table two of them "
+        "share perturbed once; a cube lacking one of a table's breakdowns skips that table. A table whose every cell "
+        "is a control total is refused.",
     )
     hold: list[list[str]] = Field(
         default_factory=list,
         description="Groups of breakdown ids (e.g. [[GEO.2, SEX, AGE.1]]) whose margin tables every cube perturbs "
         "first, each on its own and the same way in every cube, and then fits to and holds (rounding 'controlled'): "
         "a cell shared by several cubes through those breakdowns (the other variables at their totals) is published "
-        "with the same value in all of them. A table of 'fit' inside a group is held instead.",
+        "with the same value in all of them. A table of 'fit' inside a group is held instead; one sharing some of a "
+        "group's breakdowns is fitted to the held tables it contains.",
     )
     rounding: Literal["controlled", "interior", "every_cell"] = Field(
         default="controlled",
         description="After IPF: 'controlled' rounds each interior cell down or up so every fitted margin cell is "
-        "exact and sums the totals (additive); 'interior' rounds the interior to nearest and sums the totals "
+        "at its (perturbed) target and sums the totals (additive); 'interior' rounds the interior to nearest and sums the totals "
         "(additive, fitted margins and controls approximate); 'every_cell' rounds every cell on its own (close to additive).",
     )
     tolerance: float = Field(
