@@ -21,6 +21,19 @@ tables:
   means: {age: {column: age, label: Age in years}}
 """
 RELEASE_ID = "tiny-r1"
+AGE_PTABLE = Path(__file__).resolve().parents[1] / "configs" / "ptables" / "demo_age_num.csv"
+CELL_KEY = "{method: cell_key, D: 5, V: 3, js: 2"
+#: The demo's magnitude perturbation of age (configs/demo.yaml), which tables with means need.
+MAGNITUDES = (
+    ", magnitudes: {age: {type: top_contr, top_k: 2, mult: {mult: flex, fp: 1000, p_small: 0.3, p_large: 0.05, "
+    f"epsilon: [1, 0.5], q: 3}}, ptable_file: {AGE_PTABLE}}}}}"
+)
+
+
+def with_magnitudes(config: str) -> str:
+    """``config`` whose cell key step also perturbs the sums of age (for means)."""
+    assert CELL_KEY + "}" in config
+    return config.replace(CELL_KEY + "}", CELL_KEY + MAGNITUDES + "}")
 
 
 def publish(folder: Path, tables: str = TABLES, data: pd.DataFrame | None = None, config: str = TINY_CONFIG) -> Path:
@@ -28,7 +41,7 @@ def publish(folder: Path, tables: str = TABLES, data: pd.DataFrame | None = None
     (folder / "data").mkdir(parents=True)
     (tiny_microdata() if data is None else data).to_parquet(folder / "data" / "persons.parquet", row_group_size=2000)
     path = folder / "tiny.yaml"
-    path.write_text(config + tables)
+    path.write_text((with_magnitudes(config) if "means:" in tables else config) + tables)
     services = Services(validate=validate_release, gate=gate_release)
     spec, prepared = prepare(RunSpec(str(path), release_id=RELEASE_ID), services)
     walk(spec, PlainRunner(services), {"prepare": prepared})

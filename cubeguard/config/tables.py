@@ -15,7 +15,11 @@ from cubeguard.cubes.spec import Frozen
 
 
 class MeanSpec(Frozen):
-    """A numeric microdata column whose mean a table may show, published as m / n-hat (Handbook 5.7)."""
+    """A numeric column whose mean a table may show: m-hat / n-hat, its sum perturbed by the cell key step (Handbook 5.7).
+
+    The column must hold whole numbers (sums are then exact in any order) and have its
+    ``magnitudes`` entry in the release's cell key step.
+    """
 
     column: str
     label: str = ""
@@ -60,7 +64,8 @@ class TablesSpec(Frozen):
         default=1.0, ge=0, le=1, description="Largest share of interior cells whose published count is small."
     )
     means: dict[str, MeanSpec] = Field(
-        default_factory=dict, description="Numeric columns whose cell means a table may show (as m / n-hat)."
+        default_factory=dict,
+        description="Numeric columns whose cell means a table may show (as perturbed sum / perturbed count).",
     )
     precompute_cells: int = Field(
         default=50_000_000,

@@ -47,6 +47,7 @@ def check_tables(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], add: Add)
         )
     _check_household_size(cfg, breakdowns, offered, add)
     _check_protection(cfg, add)
+    _check_means(cfg, add)
 
 
 def _check_household_size(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], ids: list[str], add: Add) -> None:
@@ -106,6 +107,21 @@ def _require_household_size(cfg: ReleaseConfig, sizes: list[str], add: Add) -> N
             f"into original counts; name it in tables.household_size, e.g. {{variable: {sizes[0]}, population: "
             f"{units['households']}}}, or offer one kind of population",
         )
+
+
+def _check_means(cfg: ReleaseConfig, add: Add) -> None:
+    """A mean is the perturbed sum over the perturbed count: its column needs the step's magnitude perturbation."""
+    spec = cfg.tables
+    assert spec is not None
+    step = cfg.steps[0] if cfg.steps else None
+    declared = getattr(step, "magnitudes", {})
+    for name, mean in spec.means.items():
+        if mean.column not in declared:
+            add(
+                ("tables", "means", name),
+                f"the mean of column {mean.column!r} would be published from its exact sum, which gives the counts "
+                f"back; perturb its sums with the cell key step (steps[0].magnitudes.{mean.column}) or drop the mean",
+            )
 
 
 def _check_protection(cfg: ReleaseConfig, add: Add) -> None:

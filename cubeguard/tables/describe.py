@@ -22,7 +22,7 @@ def describe_release(engine: TableEngine) -> dict[str, Any]:
         ],
         "means": [{"id": k, "label": m.label or k} for k, m in spec.means.items()],
         "rules": rules,
-        "protection": "cell key method (the release's p-table and record keys); means as m / n-hat",
+        "protection": "cell key method (the release's p-table and record keys); means as perturbed sum / perturbed count",
         "precomputed": {"ready": engine.crossings.ready, "planned": len(engine.crossings.planned)},
     }
 

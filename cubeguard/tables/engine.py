@@ -4,9 +4,11 @@ A table is tabulated from the key store with the release's classifications (ever
 subtotal, as a cube), then perturbed with the release's cell key step: the same p-table and the
 same record keys, so a cell the table shares with a published cube (the same set of records) has
 the identical published value (Thompson, Broadfoot and Elazar 2013; Handbook on SDC v2, 5.4). A
-mean is published as m / n-hat, the sum over the cell's records divided by its published count,
-never m / n (Handbook on SDC v2, 5.7). Rules (Shlomo 2009, section 5) refuse a query first by its
-form, then by its published values, so a refusal tells nothing a published table would not.
+mean is published as m-hat / n-hat: the cell's sum perturbed with the cell key method for
+magnitudes (R cellKey's ``ck_params_nums``, the step's ``magnitudes``; Gießing 2016) over its
+published count, never m / n nor m / n-hat with the exact sum m (Handbook on SDC v2, 5.7). Rules
+(Shlomo 2009, section 5) refuse a query first by its form, then by its published values, so a
+refusal tells nothing a published table would not.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class Answer:
         query: what was asked.
         breakdowns: the table's axes, in the query's order.
         count: every cell's published count, totals and subtotals included (pre-order per axis).
-        mean: m / n-hat per cell when a mean was asked (NaN where the published count is 0).
+        mean: m-hat / n-hat per cell when a mean was asked (NaN where the published count is 0).
         attrs: release id, population, filters and unit.
     """
 

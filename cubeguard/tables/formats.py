@@ -3,7 +3,7 @@
 JSON is JSON-stat 2.0 (the format of Eurostat's and many offices' dissemination APIs): the
 dimensions with their codes, labels and hierarchy (``child``), and the published counts as one
 ``value`` array in row-major order over the dimensions; the release, population, filters and
-means (m / n-hat, ``null`` where the published count is 0) go in ``extension``. CSV and SDMX-CSV
+means (perturbed sum / perturbed count, ``null`` where the published count is 0) go in ``extension``. CSV and SDMX-CSV
 have one row per cell in the layout of a published cube's export (:func:`cubeguard.cubes.export.cell_table`,
 :func:`cubeguard.sdmx.csv.sdmx_rows`: SDMX-CSV 2.0 under the release's SDMX names, dataflow
 ``CENSUS_TABLE``). Only published values appear.
@@ -70,7 +70,7 @@ def json_stat(answer: Answer) -> dict[str, Any]:
         "population": attrs["population"],
         "unit": attrs["unit"],
         "filters": attrs["filters"],
-        "protection": "published counts (release's protection step); means as m / n-hat",
+        "protection": "published counts (release's protection step); means as perturbed sum / perturbed count",
     }
     if answer.mean is not None:
         means = answer.mean.ravel()

@@ -192,4 +192,10 @@ def _numeric(name: str, column: pa.Array) -> npt.NDArray[np.float64]:
         raise CubeguardError(
             f"column {name!r} of tables.means must be numeric without missing values; fix the column or drop the mean"
         )
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not np.all(np.isfinite(values) & (values == np.round(values))) or np.abs(values).sum() >= 2**53:
+        raise CubeguardError(
+            f"column {name!r} of tables.means must hold whole numbers (sums are then exact in any order); round it, "
+            "or express it in a smaller unit (cents, not euros)"
+        )
+    return values

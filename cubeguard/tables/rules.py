@@ -2,7 +2,7 @@
 
 Form rules look only at the query: offered breakdowns and populations, one level per variable,
 the number of variables (filters count: they define the table's population), the table's size,
-offered filter codes and means. Value rules look at the *published* table: its total (minimum
+offered filter codes and means, and no mean of a column the table's categories are cut from. Value rules look at the *published* table: its total (minimum
 population), its total per interior cell (minimum average cell size) and its share of small
 published counts, so a refusal discloses nothing beyond what the table itself would.
 """
@@ -57,6 +57,14 @@ def check_form(query: TableQuery, spec: TablesSpec, offered: dict[str, Breakdown
     if query.mean is not None and query.mean not in spec.means:
         known = ", ".join(spec.means) or "none are offered"
         raise TableRefused("offered_means", f"no mean named {query.mean!r}; choose one of: {known}")
+    column = spec.means[query.mean].column if query.mean is not None else None
+    crossed = [b for b in [*query.breakdowns, *query.filters] if offered[b].column == column]
+    if crossed:
+        raise TableRefused(
+            "mean_of_a_crossed_column",
+            f"the mean of {column} in categories of {crossed[0]} bounds each cell's count by its sum (in one-year "
+            f"ages, count = sum / age); drop {crossed[0]} or the mean",
+        )
 
 
 def check_values(counts: npt.NDArray[np.int64], bds: Sequence[Breakdown], spec: TablesSpec) -> None:

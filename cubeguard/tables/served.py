@@ -51,8 +51,9 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
         raise InternalError(
             f"the {step.method} step passed the tables check but does not protect cell by cell; this is a bug in cubeguard"
         )
-    protect = method.cells(_with_recorded(step, record))
-    engine = TableEngine(release, KeyStore.open(release.config.output.served_store(rid)), protect, rid)
+    resolved = _with_recorded(step, record)
+    store = KeyStore.open(release.config.output.served_store(rid))
+    engine = TableEngine(release, store, method.cells(resolved), rid, method.magnitudes(resolved))
     check_consistency(engine, published_root(release) / rid / "store.zarr")
     return engine
 

@@ -115,7 +115,7 @@ def unprotected(engine: TableEngine) -> Source:
 
     def counts(q: TableQuery) -> xr.DataArray:
         bds = [engine.offered[b] for b in q.breakdowns]
-        full, _, _ = engine._full(q, bds)
+        full, _ = engine._full(q, bds)
         return engine.tabulate(q)["count"].copy(data=full)
 
     return counts

@@ -15,16 +15,18 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from cubeguard.ckm.magnitude import perturb_magnitudes, read_num_ptable, tabulate_magnitudes
 from cubeguard.config import load_release
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import CubeguardError
+from cubeguard.methods.cell_key.model import CellKeyStep
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.keystore import KeyStore
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.served import check_consistency, open_served
 from tests.conftest import TINY_CONFIG, tiny_microdata
-from tests.tables_release import RELEASE_ID, publish
+from tests.tables_release import RELEASE_ID, TABLES, publish
 
 QUERIES = 250
 ROUNDED = "{method: random_rounding, base: 3}"  # margins rounded on their own, draws from the cell keys
@@ -126,15 +128,33 @@ def test_served_counts_are_perturbed_never_1_or_2_and_zeros_stay_zero(served: tu
     assert set(table.data_vars) == {"count"}  # no key sums, no noise, no original counts
 
 
-def test_means_are_the_sum_over_the_published_count(served: tuple[Path, TableEngine]) -> None:
+def test_means_are_the_perturbed_sum_over_the_published_count(served: tuple[Path, TableEngine]) -> None:
+    """m-hat / n-hat, m-hat as the core computes it from the cell's records (cellKey's ck_params_nums)."""
     _, engine = served
     data = tiny_microdata()
     table = engine.answer(TableQuery(breakdowns=["SEX"], filters={"GEO.2": "A2"}, mean="age")).table
-    for k, code in enumerate(table["SEX"].values):
-        rows = data[(data.region == "A2") & ((data.sex == code) | (code == "0"))]
-        n_hat = int(table["count"].values[k])
-        assert table["mean"].values[k] == pytest.approx(rows.age.sum() / n_hat, rel=1e-12)
-        assert n_hat != len(rows) or table["mean"].values[k] == pytest.approx(rows.age.mean())
+    step = engine.release.config.steps[0]
+    assert isinstance(step, CellKeyStep)
+    spec = step.magnitudes["age"]
+    codes = list(table["SEX"].values)
+    rows = data[data.region == "A2"]
+    inside = np.stack([np.ones(len(rows), dtype=bool), *(rows.sex.to_numpy() == c for c in codes[1:])], axis=1)
+    cells = tabulate_magnitudes(np.where(inside, np.arange(len(codes)), -1), len(codes), rows.age, rows.rkey)
+    expected = np.round(perturb_magnitudes(cells, spec, read_num_ptable(spec.ptable_file)).perturbed)
+    n_hat = table["count"].values
+    assert np.array_equal(table["mean"].values * n_hat, expected) or np.allclose(
+        table["mean"].values * n_hat, expected, rtol=1e-15
+    )
+    assert not np.array_equal(expected, cells.sums)  # the sums are perturbed
+
+
+def test_a_mean_cell_has_one_value_in_every_table_that_holds_it(served: tuple[Path, TableEngine]) -> None:
+    _, engine = served
+    small = engine.tabulate(TableQuery(breakdowns=["SEX"], filters={"GEO.2": "A2"}, mean="age"))
+    large = engine.tabulate(TableQuery(breakdowns=["GEO.2", "SEX", "AGE.L"], mean="age"))
+    for sex in small["SEX"].values:
+        cell = {"GEO.2": "A2", "SEX": sex, "AGE.L": "T"}
+        assert float(small["mean"].sel(SEX=sex)) == float(large["mean"].sel(cell))
 
 
 def test_filters_restrict_the_population_to_a_category(served: tuple[Path, TableEngine]) -> None:
@@ -249,7 +269,8 @@ def test_a_key_store_that_does_not_reproduce_the_published_cubes_stops_serving(
 
 
 def test_a_release_rounded_at_random_on_cell_keys_is_served_consistently_too(tmp_path: Path) -> None:
-    config = publish(tmp_path, config=TINY_CONFIG.replace("{method: cell_key, D: 5, V: 3, js: 2}", ROUNDED))
+    no_means = TABLES.replace("  means: {age: {column: age, label: Age in years}}\n", "")
+    config = publish(tmp_path, no_means, config=TINY_CONFIG.replace("{method: cell_key, D: 5, V: 3, js: 2}", ROUNDED))
     engine = open_served(config)
     cubes = _published(engine)
     rng = np.random.default_rng(3)
@@ -258,7 +279,7 @@ def test_a_release_rounded_at_random_on_cell_keys_is_served_consistently_too(tmp
         for cube_id, n in _compare_random(engine, rng, cubes).items():
             compared[cube_id] += n
     assert all(n >= 10 for n in compared.values()), compared
-    table = engine.answer(TableQuery(breakdowns=["GEO.2", "AGE.M"], mean="age")).table
+    table = engine.answer(TableQuery(breakdowns=["GEO.2", "AGE.M"])).table
     assert (table["count"].values % 3 == 0).all() and (table["count"].values > 0).any()
 
 
@@ -274,8 +295,8 @@ def test_tables_summed_from_finer_ones_equal_tables_tabulated_from_the_records(
         query = _random_query(engine, rng)
         fresh = open_served(config)
         bds = [fresh.offered[b] for b in query.breakdowns]
-        counts, key_sums, _ = fresh._tabulated(query, bds)
-        mine, my_keys, _ = engine._full(query, [engine.offered[b] for b in query.breakdowns])
+        counts, key_sums = fresh._tabulated(query, bds)
+        mine, my_keys = engine._full(query, [engine.offered[b] for b in query.breakdowns])
         np.testing.assert_array_equal(mine, expand_all(counts, bds))
         np.testing.assert_array_equal(my_keys, expand_all(key_sums, bds))
     passes = engine.passes
