@@ -237,24 +237,31 @@ def tables(
 
     import uvicorn
 
+    from cubeguard.config import load_release
     from service.app import create_app
+    from service.limits import limits_file
     from service.memory import reuse_freed_memory
 
     overrides = parse_sets(sets)
     reuse_freed_memory()  # before any thread starts
+    # one rate limit for every worker, in the release's internal folder, per address served
+    limits = limits_file(load_release(config, overrides or None).config.output.folder, host, port)
     # A config, key store or audit problem stops here (exit 2). With one process this app is the
     # one served; with more, each worker builds its own and this one only checks (no crossings).
-    served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1)
+    served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1, limits=limits)
     _check_port(host, port)
     out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
+    # The client is the socket's peer: uvicorn's proxy headers (which trust X-Forwarded-For from
+    # 127.0.0.1 by default) are off; the app reads the header itself from tables.trusted_proxies only.
     if workers == 1:
-        uvicorn.run(served, host=host, port=port, log_level="warning")
+        uvicorn.run(served, host=host, port=port, log_level="warning", proxy_headers=False)
         return
     os.environ["CUBEGUARD_TABLES_CONFIG"] = str(config.resolve())
     os.environ["CUBEGUARD_TABLES_OVERRIDES"] = json.dumps(overrides)
+    os.environ["CUBEGUARD_TABLES_LIMITS"] = str(limits)
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
-    uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning")
+    uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning", proxy_headers=False)
 
 
 def _check_port(host: str, port: int) -> None:
