@@ -69,6 +69,7 @@ def from_params(items: Sequence[tuple[str, str]]) -> tuple[TableQuery, str]:
     """
     given: dict[str, list[str]] = {}
     for name, value in items:
+        _named(name, "query")
         if name not in PARAMETERS:
             raise TableRefused(
                 "unknown_parameter",
@@ -134,6 +135,8 @@ def from_json(body: bytes) -> TableQuery:
         raise TableRefused(
             "malformed_parameter", 'the body must be a JSON object such as {"breakdowns": ["SEX"]}', "body"
         )
+    for key in data:
+        _named(key, "body")
     unknown = [key for key in data if key not in FIELDS]
     if unknown:
         raise TableRefused(
@@ -204,6 +207,14 @@ def _filters(values: list[str]) -> dict[str, str]:
             )
         filters[bid] = code
     return filters
+
+
+def _named(name: str, where: str) -> None:
+    """Refuse a parameter or field without a name (a stray ``=``, ``&=`` or ``"": ...``)."""
+    if not name:
+        raise TableRefused(
+            "malformed_parameter", f"the {where} has a parameter without a name (a stray '=' or \"\"); remove it", where
+        )
 
 
 def _format(value: str) -> str:

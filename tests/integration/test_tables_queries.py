@@ -98,6 +98,12 @@ GET_REFUSALS = [
         "parameter 'colour' is not known; use breakdowns, population, filter, mean, format",
     ),
     (
+        [("breakdowns", "SEX"), ("", "")],
+        "malformed_parameter",
+        "query",
+        "the query has a parameter without a name (a stray '=' or \"\"); remove it",
+    ),
+    (
         [("breakdowns", ",".join(f"B{i}" for i in range(MAX_BREAKDOWNS + 1)))],
         "too_many_values",
         "breakdowns",
@@ -165,6 +171,12 @@ POST_REFUSALS = [
         "repeated_parameter",
         "breakdowns",
         "key 'breakdowns' is given twice",
+    ),
+    (
+        b'{"breakdowns": ["SEX"], "": 1}',
+        "malformed_parameter",
+        "body",
+        "the body has a parameter without a name (a stray '=' or \"\"); remove it",
     ),
     (b'{"breakdowns": ["SEX"], "rows": 1}', "unknown_parameter", "rows", "field 'rows' is not known; use breakdowns"),
     (
