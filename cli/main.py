@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -15,9 +14,6 @@ from cli.audit import app as audit_app
 from cli.errors import user_errors
 from cli.progress import StageBars
 from cli.runtime import freeze_heap, launch_ephemeral_server, prefect_env
-
-if TYPE_CHECKING:
-    from cubeguard.config import ReleaseConfig
 
 # No locals in a traceback (they may hold secrets); every command but server and schema is behind user_errors.
 app = typer.Typer(
@@ -81,21 +77,6 @@ def parse_sets(items: list[str]) -> dict[str, object]:
     return out
 
 
-def refuse_inline_secrets(config: ReleaseConfig, overrides: dict[str, object]) -> None:
-    """Stop before anything runs when ``--set`` gives a secret inline (it would be a flow-run parameter)."""
-    from cubeguard.config.overrides import inline_secret_overrides
-    from cubeguard.errors import CubeguardError
-
-    found = inline_secret_overrides(config, overrides)
-    if found:
-        keys, secret = ", ".join(found), next(iter(found.values()))
-        raise CubeguardError(
-            f"--set {keys}: secrets given inline would be stored and shown among Prefect's flow-run "
-            f"parameters; pass them by reference instead, e.g. --set '{secret}={{env: NAME}}' with the "
-            "value in environment variable NAME, or write them in the config YAML"
-        )
-
-
 @app.command()
 @user_errors
 def release(
@@ -126,21 +107,12 @@ def release(
 
     reuse_freed_memory()  # before Prefect and the steps start threads: 0.4-0.6 GB less at 10M persons
     from cubeguard.config import load_release
-    from cubeguard.config.protection import require_protection
     from cubeguard.microdata.read import count_records
-    from cubeguard.pipeline.preflight import check_input, check_output
-    from cubeguard.publish.stage import check_unpublished
-    from cubeguard.secrets import check_environment_references
+    from cubeguard.pipeline.preflight import preflight
 
     overrides = parse_sets(sets)
     rel = load_release(config, overrides or None)
-    require_protection(rel)
-    refuse_inline_secrets(rel.config, overrides)
-    check_environment_references(rel.config)  # Prefect Secret blocks resolve in the flow, once Prefect runs
-    if release_id is not None:
-        check_unpublished(rel, release_id)  # a bad or used id stops the run now, not at publish time
-    check_input(rel)  # the microdata read, hold records and have their columns
-    check_output(rel)  # the output folder can be written and no other release holds it
+    preflight(rel, overrides, release_id)  # the flow runs it again, with Prefect's secret blocks
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()
@@ -265,24 +237,31 @@ def tables(
 
     import uvicorn
 
+    from cubeguard.config import load_release
     from service.app import create_app
+    from service.limits import limits_file
     from service.memory import reuse_freed_memory
 
     overrides = parse_sets(sets)
     reuse_freed_memory()  # before any thread starts
+    # one rate limit for every worker, in the release's internal folder, per address served
+    limits = limits_file(load_release(config, overrides or None).config.output.folder, host, port)
     # A config, key store or audit problem stops here (exit 2). With one process this app is the
     # one served; with more, each worker builds its own and this one only checks (no crossings).
-    served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1)
+    served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1, limits=limits)
     _check_port(host, port)
     out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
+    # The client is the socket's peer: uvicorn's proxy headers (which trust X-Forwarded-For from
+    # 127.0.0.1 by default) are off; the app reads the header itself from tables.trusted_proxies only.
     if workers == 1:
-        uvicorn.run(served, host=host, port=port, log_level="warning")
+        uvicorn.run(served, host=host, port=port, log_level="warning", proxy_headers=False)
         return
     os.environ["CUBEGUARD_TABLES_CONFIG"] = str(config.resolve())
     os.environ["CUBEGUARD_TABLES_OVERRIDES"] = json.dumps(overrides)
+    os.environ["CUBEGUARD_TABLES_LIMITS"] = str(limits)
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
-    uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning")
+    uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning", proxy_headers=False)
 
 
 def _check_port(host: str, port: int) -> None:

@@ -19,17 +19,14 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from cubeguard.audit.record import Outcome, utc_now
 from cubeguard.config import load_release
-from cubeguard.config.protection import require_protection
 from cubeguard.errors import CubeguardError, ReleaseBlocked
-from cubeguard.pipeline.preflight import check_input, check_output
+from cubeguard.pipeline.preflight import preflight
 from cubeguard.publish.lock import release_lock
-from cubeguard.publish.stage import check_unpublished
 from cubeguard.release.audit import Results
 from cubeguard.release.results import StepResult
 from cubeguard.release.run import summary, walk
 from cubeguard.release.spec import RunSpec
 from cubeguard.release.steps import Earlier, FannedStep, Started, Step
-from cubeguard.secrets import resolve_references
 from tasks.artifact import summary_artifact
 from tasks.audit import audit_run, reconcile_audit
 from tasks.progress import report
@@ -79,12 +76,9 @@ def release_flow(
     """
     overrides = dict(overrides or {})
     release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
-    resolve_references(release.config, read_prefect_secret)  # every secret reference resolves, or exit 2 now
-    require_protection(release)  # every cube protected and gated, or the config says why not
-    if release_id is not None:
-        check_unpublished(release, release_id)  # a bad or used id stops the run now, not at publish time
-    check_input(release)  # the microdata read, hold records and have their columns
-    check_output(release)
+    # The command line's checks, for a run started from the Prefect UI too: an inline secret in
+    # ``overrides`` stops the run before anything beyond its parameters is stored.
+    preflight(release, overrides, release_id, read_prefect_secret, given_as="overrides")
     spec = RunSpec(
         config_path,
         overrides,

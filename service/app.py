@@ -2,8 +2,14 @@
 
 ``GET /api/release`` and ``/api/variables`` say what may be asked; ``GET`` or ``POST /api/table``
 answers a query as JSON-stat 2.0, CSV or SDMX-CSV (encoded once per table while cached), or refuses it (HTTP 422) naming the rule and what to
-change. Every query is logged in the release's internal audit store (client, query, time,
-outcome); each client may ask ``tables.rate_limit_per_minute`` queries a minute (HTTP 429 beyond).
+change. Every query is read and checked before any work (:mod:`cubeguard.tables.request`): an
+unknown, empty, repeated, malformed or oversized parameter is refused as a rule is, with
+``{refused, rule, parameter, message}`` (HTTP 422; 414 or 413 for a query string or body over its
+cap), and no input answers 500 (an unexpected error answers a generic 500 JSON, never a traceback
+or the input). Every query is logged in the release's internal audit store (client, query, time,
+outcome; strings cut); each client may ask ``tables.rate_limit_per_minute`` queries a minute
+(HTTP 429 beyond), counted in one database for every worker of the service. The client is the
+socket's peer, or behind a proxy named in ``tables.trusted_proxies`` the address it forwarded.
 ``POST /admin/reload`` (bearer token from ``tables.admin_token``) switches to the newest published
 release. The service reads the key store read-only and never returns an unprotected count.
 """
@@ -11,14 +17,20 @@ release. The service reads the key store read-only and never returns an unprotec
 from __future__ import annotations
 
 import hmac
+import logging
 import os
+import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Body, FastAPI, Header, Query, Request
+from fastapi import FastAPI, Header, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.requests import ClientDisconnect
 
 from cubeguard.audit.queries import Outcome, QueryLog
 from cubeguard.errors import CubeguardError
@@ -26,8 +38,12 @@ from cubeguard.pipeline.auditing import audit_url_of
 from cubeguard.tables.describe import describe_release, describe_variables
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.formats import MEDIA, encode
-from cubeguard.tables.query import TableQuery, TableRefused
+from cubeguard.tables.query import QueryTooLarge, TableQuery, TableRefused
+from cubeguard.tables.request import MAX_BODY_BYTES, MAX_QUERY_BYTES, check_size, format_of, from_json, from_params
+from cubeguard.tables.rules import check_form
 from cubeguard.tables.served import open_served
+from service.clients import client_of, networks
+from service.docs import GET_TABLE, POST_TABLE
 from service.limits import RateLimit
 
 PAGE = Path(__file__).with_name("page.html")
@@ -35,7 +51,9 @@ CACHED_BYTES = 256 * 2**20  # encoded answers kept for repeated queries
 #: Tables computed at once (new tables are GIL-bound Python and numpy; on 2 cores, 600 new 4-way
 #: tables for 20 clients took 5.9-7.0 s with 2 at once against 7.1-8.2 s with every request's thread).
 COMPUTE_THREADS = os.cpu_count() or 2
-Format = Annotated[str, Query(pattern="^(json|csv|sdmx-csv)$", description="json, csv or sdmx-csv")]
+#: Parses what a client sent into a query and a format, or raises TableRefused.
+Parse = Callable[[], tuple[TableQuery, str]]
+log = logging.getLogger(__name__)
 
 
 class Service:
@@ -47,6 +65,7 @@ class Service:
         release_id: str | None = None,
         overrides: dict[str, Any] | None = None,
         precompute: bool = True,
+        limits: Path | None = None,
     ) -> None:
         self.config = config
         self.overrides = overrides
@@ -54,7 +73,11 @@ class Service:
         if precompute:
             _build_crossings(self.engine)
         spec = self.engine.spec
-        self.limit = RateLimit(spec.rate_limit_per_minute)
+        if limits is None:  # a service of its own (tests, one process): a scratch database, gone with it
+            self._scratch = tempfile.TemporaryDirectory(prefix="cubeguard-limits-")
+            limits = Path(self._scratch.name) / "limits.sqlite"
+        self.limit = RateLimit(spec.rate_limit_per_minute, limits)
+        self.trusted = networks(spec.trusted_proxies)
         self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
         self.log = QueryLog(audit_url_of(self.engine.release))
         self._reload = threading.Lock()
@@ -71,19 +94,36 @@ class Service:
             self.engine = engine
         return self.engine.release_id
 
-    def query(self, client: str, query: TableQuery, fmt: str) -> Response:
-        """Answer or refuse, logging either."""
+    def client(self, request: Request) -> str:
+        """The client: the socket's peer, or what a trusted proxy forwarded (``tables.trusted_proxies``)."""
+        peer = request.client.host if request.client is not None else None
+        return client_of(peer, request.headers.getlist("x-forwarded-for"), self.trusted)
+
+    def table(self, client: str, parse: Parse, raw: dict[str, Any], names: dict[str, str]) -> Response:
+        """Count, read and check, then answer or refuse; log either (``raw`` until the query is read).
+
+        ``names`` maps the query's field names to the parameter names the client used (``filters``
+        is ``filter`` in a URL), for the refusal's ``parameter``.
+        """
         engine = self.engine
-        logged = query.model_dump()
         if not self.limit.allow(client):
-            self._log(client, engine, logged, "limited", "rate_limit", None)
+            self._log(client, engine, raw, "limited", "rate_limit", None)
             per = engine.spec.rate_limit_per_minute
             return _refusal(429, "rate_limit", f"more than {per} queries in a minute; wait a moment and ask again")
+        logged = raw
         try:
+            query, fmt = parse()
+            logged = query.model_dump()
+            check_form(query, engine.spec, engine.offered)  # before any work (the engine checks again)
             cells, body = self._encoded(engine, query, fmt)
         except TableRefused as refused:
             self._log(client, engine, logged, "refused", refused.rule, None)
-            return _refusal(422, refused.rule, str(refused))
+            status = (414 if refused.parameter == "query" else 413) if isinstance(refused, QueryTooLarge) else 422
+            parameter = names.get(refused.parameter or "", refused.parameter)
+            return _refusal(status, refused.rule, str(refused), parameter)
+        except Exception:
+            self._log(client, engine, logged, "failed", None, None)
+            raise
         self._log(client, engine, logged, "answered", None, cells)
         if fmt == "json":
             return Response(body, media_type=MEDIA[fmt])
@@ -120,23 +160,45 @@ def _build_crossings(engine: TableEngine) -> None:
     threading.Thread(target=engine.build_crossings, name="crossings", daemon=True).start()
 
 
-def _refusal(status: int, rule: str, message: str) -> JSONResponse:
-    return JSONResponse({"refused": True, "rule": rule, "message": message}, status_code=status)
+def _refusal(status: int, rule: str, message: str, parameter: str | None = None) -> JSONResponse:
+    body = {"refused": True, "rule": rule, "parameter": parameter, "message": message}
+    return JSONResponse(body, status_code=status)
 
 
-def _client(request: Request) -> str:
-    return request.client.host if request.client is not None else "unknown"
+async def _body(request: Request, cap: int) -> bytes | None:
+    """The request's body, or None once it is longer than ``cap`` bytes (the rest is never read)."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > cap:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _raw(text: bytes) -> dict[str, Any]:
+    """What a client sent, for the log until it is read as a query (cut by the log)."""
+    return {"raw": text[: 4 * 200].decode("utf-8", "replace")}
 
 
 def create_app(
-    config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None, precompute: bool = True
+    config: Path,
+    release_id: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    precompute: bool = True,
+    limits: Path | None = None,
 ) -> FastAPI:
     """The app serving ``config``'s release ``release_id`` (default: the newest published one).
 
     ``overrides`` change config keys (e.g. ``output.folder``) as ``cubeguard tables --set`` does;
-    ``precompute`` starts tabulating the finest crossings in the background (the served app's job).
+    ``precompute`` starts tabulating the finest crossings in the background (the served app's job);
+    ``limits`` is the rate limit's database, shared by every worker of a service (default: one of
+    this app's own, removed with it).
     """
-    service = Service(config, release_id, overrides, precompute)
+    service = Service(config, release_id, overrides, precompute, limits)
     app = FastAPI(
         title="cubeguard flexible tables",
         description="Census tables on demand, protected on the fly with the release's cell key method.",
@@ -144,6 +206,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.service = service
+    _handle_errors(app)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
@@ -157,25 +220,36 @@ def create_app(
     def variables() -> list[dict[str, Any]]:
         return describe_variables(service.engine)
 
-    @app.get("/api/table", summary="A protected table (query in the URL)")
-    def table_get(
-        request: Request,
-        breakdowns: Annotated[
-            list[str], Query(description="Breakdown ids, comma-separated (GEO.N,SEX,AGE.H) or repeated, in order")
-        ],
-        population: str = "total",
-        filter: Annotated[list[str] | None, Query(description="BREAKDOWN:CODE, repeatable")] = None,
-        mean: str | None = None,
-        format: Format = "json",
-    ) -> Response:
-        filters = dict(f.split(":", 1) for f in filter or [] if ":" in f)
-        ids = [b for given in breakdowns for b in given.split(",") if b]
-        query = TableQuery(breakdowns=ids, population=population, filters=filters, mean=mean)
-        return service.query(_client(request), query, format)
+    @app.get("/api/table", summary="A protected table (query in the URL)", openapi_extra=GET_TABLE)
+    def table_get(request: Request) -> Response:
+        raw = request.scope["query_string"]
 
-    @app.post("/api/table", summary="A protected table (query as JSON)")
-    def table_post(request: Request, query: Annotated[TableQuery, Body()], format: Format = "json") -> Response:
-        return service.query(_client(request), query, format)
+        def parse() -> tuple[TableQuery, str]:
+            check_size(len(raw), MAX_QUERY_BYTES, "query")
+            return from_params(request.query_params.multi_items())
+
+        return service.table(service.client(request), parse, _raw(raw), {"filters": "filter"})
+
+    @app.post("/api/table", summary="A protected table (query as JSON)", openapi_extra=POST_TABLE)
+    async def table_post(request: Request) -> Response:
+        raw = request.scope["query_string"]
+        try:
+            body = await _body(request, MAX_BODY_BYTES)
+        except ClientDisconnect:  # gone before its body was whole: nobody reads the answer
+            return _refusal(400, "malformed_parameter", "the body ended before its Content-Length", "body")
+
+        def parse() -> tuple[TableQuery, str]:
+            check_size(len(raw), MAX_QUERY_BYTES, "query")
+            fmt = format_of(request.query_params.multi_items())
+            if body is None:
+                raise QueryTooLarge(
+                    "query_too_large", f"the body has more than {MAX_BODY_BYTES:,} bytes, the most that is read; "
+                    "ask for fewer breakdowns or filters", "body",
+                )  # fmt: skip
+            return from_json(body), fmt
+
+        logged = _raw(b"" if body is None else body)
+        return await run_in_threadpool(service.table, service.client(request), parse, logged, {})
 
     @app.post("/admin/reload", summary="Serve the newest published release, or the one named (bearer token)")
     def reload(authorization: Annotated[str | None, Header()] = None, release_id: str | None = None) -> Response:
@@ -189,3 +263,21 @@ def create_app(
             return _refusal(409, "reload", str(exc))
 
     return app
+
+
+def _handle_errors(app: FastAPI) -> None:
+    """Refusals for requests FastAPI itself rejects, and a generic 500 that shows nothing of the error."""
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        parameter = str(first.get("loc", ("", "request"))[-1])[:24]
+        return _refusal(
+            422, "malformed_parameter", f"parameter {parameter!r} is malformed; see /openapi.json", parameter
+        )
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected %s answering %s", type(exc).__name__, request.url.path)  # never the query
+        message = "an unexpected error stopped this answer; this is a bug in cubeguard (the service's log has its kind)"
+        return JSONResponse({"refused": False, "error": "internal", "message": message}, status_code=500)

@@ -14,4 +14,5 @@ app = create_app(
     Path(os.environ["CUBEGUARD_TABLES_CONFIG"]),
     os.environ.get("CUBEGUARD_TABLES_RELEASE") or None,
     json.loads(os.environ.get("CUBEGUARD_TABLES_OVERRIDES") or "{}"),
+    limits=Path(os.environ["CUBEGUARD_TABLES_LIMITS"]),  # the rate limit every worker shares
 )

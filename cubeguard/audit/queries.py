@@ -4,6 +4,9 @@ Every query is logged, answered or refused: who asked (the client address), what
 JSON), when, and the outcome with the rule that refused it. Rows are only ever appended; on
 SQLite, triggers refuse updates and deletes, as for the release records.
 
+Every string logged is cut to :data:`MAX_LOGGED` characters (and every list or object to
+:data:`MAX_ITEMS` items), saying how much was cut, so a client cannot fill the store with one query.
+
 Appends are committed in groups: concurrent callers hand their rows to one writer thread, which
 inserts whatever has queued up in one transaction and then releases them, so each caller returns
 only once its row is committed, at the cost of one commit per group rather than per query.
@@ -25,6 +28,9 @@ from cubeguard.audit.errors import AuditStoreError
 from cubeguard.audit.record import utc_now
 
 TABLE = "table_queries"
+MAX_LOGGED = 200  # characters of each string logged
+MAX_ITEMS = 32  # items of each list or object logged
+MAX_QUERY_TEXT = 8192  # characters of a logged query's JSON, whatever its shape
 Outcome = Literal["answered", "refused", "limited", "failed"]
 
 _metadata = MetaData()
@@ -62,6 +68,43 @@ class LoggedQuery:
     cells: int | None
 
 
+def _query_text(query: dict[str, Any]) -> str:
+    """The query as JSON, bounded; a query still longer than :data:`MAX_QUERY_TEXT` is logged as its start."""
+    text = json.dumps(bounded(query), sort_keys=True, default=str)
+    if len(text) <= MAX_QUERY_TEXT:
+        return text
+    return json.dumps({"...[cut]": f"{text[: MAX_QUERY_TEXT // 2]}...[cut: {len(text)} chars]"})
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """``value`` with every string cut to :data:`MAX_LOGGED` characters and every container to :data:`MAX_ITEMS`.
+
+    A cut string ends with a marker saying how long it was; a cut container gets a last item saying
+    how many were left out. Containers deeper than four levels are logged as a marker.
+
+    >>> bounded("x" * 300)[-30:]
+    'xxxxxxxxxxx...[cut: 300 chars]'
+    """
+    if isinstance(value, str):
+        if len(value) <= MAX_LOGGED:
+            return value
+        return f"{value[: MAX_LOGGED - 20]}...[cut: {len(value)} chars]"
+    if depth >= 4 and isinstance(value, dict | list | tuple):
+        return "...[cut: nested too deep]"
+    if isinstance(value, dict):
+        items = list(value.items())
+        out = {bounded(str(k), depth + 1): bounded(v, depth + 1) for k, v in items[:MAX_ITEMS]}
+        if len(items) > MAX_ITEMS:
+            out["...[cut]"] = f"{len(items) - MAX_ITEMS} more keys"
+        return out
+    if isinstance(value, list | tuple):
+        out_list = [bounded(v, depth + 1) for v in value[:MAX_ITEMS]]
+        if len(value) > MAX_ITEMS:
+            out_list.append(f"...[cut: {len(value) - MAX_ITEMS} more items]")
+        return out_list
+    return value
+
+
 @dataclass
 class _Pending:
     row: dict[str, Any]
@@ -94,11 +137,11 @@ class QueryLog:
         """Log one query; return once it is committed."""
         row = {
             "at": utc_now(),
-            "client": client,
-            "release_id": release_id,
-            "query": json.dumps(query, sort_keys=True, default=str),
+            "client": bounded(client),
+            "release_id": bounded(release_id),
+            "query": _query_text(query),
             "outcome": outcome,
-            "rule": rule,
+            "rule": None if rule is None else bounded(rule),
             "cells": cells,
         }
         pending = _Pending(row)

@@ -9,7 +9,9 @@ release's own cell key step, so a cell a user builds has the value the published
 
 from __future__ import annotations
 
-from pydantic import Field
+import ipaddress
+
+from pydantic import Field, field_validator
 
 from cubeguard.cubes.spec import Frozen
 
@@ -79,9 +81,32 @@ class TablesSpec(Frozen):
         description="Needed when persons and households populations are offered with a household-size variable: "
         "persons counts by household size are then derived from the households' published counts.",
     )
-    rate_limit_per_minute: int = Field(default=120, gt=0, description="Queries per client and minute.")
+    rate_limit_per_minute: int = Field(
+        default=120, gt=0, description="Queries per client and minute, counted once for every worker of the service."
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Reverse proxies (IP addresses or CIDR networks) whose X-Forwarded-For names the client for the "
+        "rate limit and the query log; the client is then the rightmost forwarded address that is not one of them. "
+        "Empty: the client is always the connection's peer and forwarded headers are ignored.",
+    )
     admin_token_env: str | None = Field(
         default=None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
         description="Name of the environment variable holding the admin endpoints' bearer token (unset: they are off).",
     )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        """Every entry an IP address or network; a host name or a typo stops the config load."""
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{entry[:64]!r} is not an IP address or CIDR network; write e.g. 10.0.0.5 or 10.0.0.0/8 "
+                    "(host names are not resolved)"
+                ) from None
+        return value

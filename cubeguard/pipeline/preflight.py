@@ -1,7 +1,10 @@
 """What can be known before a release starts, checked before anything runs or is written.
 
-The microdata read, hold records and have their columns; the output folder can be written and no
-other release holds it.
+:func:`preflight` is the one list of checks that ``cubeguard release`` runs before Prefect starts
+and that the release flow runs first (for a run started from the Prefect UI, the only check): every
+cube protected and gated, no secret given inline among the overrides, every secret reference
+resolves, the release id unused, the microdata read, hold records and have their columns, and the
+output folder can be written and no other release holds it.
 
 :func:`check_input` reads a Parquet file's footer, or a CSV's header and first batch, never the
 records themselves. It runs before the orchestrator starts and before anything is written, so a
@@ -12,17 +15,83 @@ file lacks is one sentence (exit 2), with the config key and line where a key na
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from cubeguard.config.load import Release
+from cubeguard.config.overrides import inline_secret_overrides
+from cubeguard.config.protection import require_protection
 from cubeguard.config.yamlmap import dotted, load_yaml
 from cubeguard.errors import ConfigError, CubeguardError
 from cubeguard.methods.registry import MICRODATA_METHODS
 from cubeguard.microdata.read import available_columns, count_records
 from cubeguard.pipeline.inputs import missing_microdata
 from cubeguard.publish.lock import release_lock
+from cubeguard.publish.stage import check_unpublished
+from cubeguard.secrets import SecretResolver, check_environment_references, resolve_references
 
 KeyPath = tuple[str | int, ...]
+#: Where overrides came from: the command line's ``--set`` or a flow run's ``overrides`` (the Prefect UI).
+GivenAs = Literal["--set", "overrides"]
+
+
+def preflight(
+    release: Release,
+    overrides: Mapping[str, object],
+    release_id: str | None,
+    resolver: SecretResolver | None = None,
+    given_as: GivenAs = "--set",
+) -> None:
+    """Every check a release passes before anything runs or is written, in one place for CLI and flow.
+
+    Args:
+        release: The config, loaded with ``overrides``.
+        overrides: The keys changed for this run; a secret among them must be a reference.
+        release_id: The published folder name asked for (``None``: one is made up, nothing to check).
+        resolver: Resolves secret blocks (the flow's); without it only environment references are
+            resolved (the command line's check before Prefect starts).
+        given_as: How the overrides were given, for the message that refuses an inline secret.
+
+    Raises:
+        CubeguardError: the first check that fails, in one sentence saying what to change.
+    """
+    require_protection(release)  # every cube protected and gated, or the config says why not
+    refuse_inline_secrets(release, overrides, given_as)
+    if resolver is None:
+        check_environment_references(release.config)  # secret blocks resolve in the flow, once Prefect runs
+    else:
+        resolve_references(release.config, resolver)  # every secret reference resolves, or exit 2 now
+    if release_id is not None:
+        check_unpublished(release, release_id)  # a bad or used id stops the run now, not at publish time
+    check_input(release)  # the microdata read, hold records and have their columns
+    check_output(release)  # the output folder can be written and no other release holds it
+
+
+def refuse_inline_secrets(release: Release, overrides: Mapping[str, object], given_as: GivenAs = "--set") -> None:
+    """Stop before anything runs when an override gives a secret inline (it would be a flow-run parameter).
+
+    The message names the keys, never a value.
+
+    Raises:
+        CubeguardError: naming the keys and how to give the secrets by reference instead.
+    """
+    found = inline_secret_overrides(release.config, overrides)
+    if not found:
+        return
+    keys, secret = ", ".join(found), next(iter(found.values()))
+    if given_as == "--set":
+        raise CubeguardError(
+            f"--set {keys}: secrets given inline would be stored and shown among Prefect's flow-run "
+            f"parameters; pass them by reference instead, e.g. --set '{secret}={{env: NAME}}' with the "
+            "value in environment variable NAME, or write them in the config YAML"
+        )
+    raise CubeguardError(
+        f"overrides {keys}: a secret given inline is refused, and nothing was run or written; this flow "
+        "run's parameters hold it, so delete the run in the Prefect UI, then give the secret by reference, "
+        f'e.g. overrides {{"{secret}": {{"env": "NAME"}}}} with the value in environment variable NAME '
+        "where the flow runs, or write it in the config YAML"
+    )
 
 
 def check_input(release: Release) -> None:

@@ -133,7 +133,7 @@ class TableEngine:
             found = self._compute(query)
             self._remember(key, found)
         if isinstance(found, TableRefused):
-            raise TableRefused(found.rule, str(found))  # a fresh one: re-raising one object grows its traceback
+            raise TableRefused(found.rule, str(found), found.parameter)  # a fresh one: re-raising one object grows its traceback
         return found
 
     def _remember(self, key: tuple[object, ...], found: Answer | TableRefused) -> None:

@@ -22,24 +22,30 @@ from cubeguard.tables.query import TableQuery, TableRefused
 
 def check_form(query: TableQuery, spec: TablesSpec, offered: dict[str, Breakdown]) -> None:
     """Refuse a query whose form breaks a rule (nothing is tabulated for it)."""
-    for bid in [*query.breakdowns, *query.filters]:
-        if bid not in offered:
-            raise TableRefused(
-                "offered_breakdowns", f"breakdown {bid!r} is not offered; choose one of {', '.join(offered)}"
-            )
+    for parameter, bids in (("breakdowns", query.breakdowns), ("filters", list(query.filters))):
+        for bid in bids:
+            if bid not in offered:
+                raise TableRefused(
+                    "offered_breakdowns",
+                    f"breakdown {bid!r} is not offered; choose one of {', '.join(offered)}",
+                    parameter,
+                )
     if query.population not in spec.populations:
         raise TableRefused(
             "offered_populations",
             f"population {query.population!r} is not offered; choose one of {', '.join(spec.populations)}",
+            "population",
         )
     variables = [offered[b].classification.variable for b in query.breakdowns]
     twice = sorted({v for v in variables if variables.count(v) > 1})
     if twice:
-        raise TableRefused("one_level_per_variable", f"variable {twice[0]} appears twice; cross one level of it")
+        raise TableRefused(
+            "one_level_per_variable", f"variable {twice[0]} appears twice; cross one level of it", "breakdowns"
+        )
     for bid, code in query.filters.items():
         if code not in offered[bid].codes:
             raise TableRefused(
-                "offered_filters", f"code {code!r} is not a category of {bid}; filter on one of its codes"
+                "offered_filters", f"code {code!r} is not a category of {bid}; filter on one of its codes", "filters"
             )
     used = set(variables) | {offered[b].classification.variable for b in query.filters}
     if len(used) > spec.max_dimensions:
@@ -47,16 +53,18 @@ def check_form(query: TableQuery, spec: TablesSpec, offered: dict[str, Breakdown
             "max_dimensions",
             f"the table uses {len(used)} variables (filters included) but at most {spec.max_dimensions} may be "
             "combined; drop a breakdown or a filter",
+            "breakdowns",
         )
     cells = math.prod(len(offered[b].codes) for b in query.breakdowns)
     if cells > spec.max_cells:
         raise TableRefused(
             "max_cells",
             f"the table has {cells:,} cells but at most {spec.max_cells:,} are served; choose coarser levels",
+            "breakdowns",
         )
     if query.mean is not None and query.mean not in spec.means:
         known = ", ".join(spec.means) or "none are offered"
-        raise TableRefused("offered_means", f"no mean named {query.mean!r}; choose one of: {known}")
+        raise TableRefused("offered_means", f"no mean named {query.mean!r}; choose one of: {known}", "mean")
     column = spec.means[query.mean].column if query.mean is not None else None
     crossed = [b for b in [*query.breakdowns, *query.filters] if offered[b].column == column]
     if crossed:
@@ -64,6 +72,7 @@ def check_form(query: TableQuery, spec: TablesSpec, offered: dict[str, Breakdown
             "mean_of_a_crossed_column",
             f"the mean of {column} in categories of {crossed[0]} bounds each cell's count by its sum (in one-year "
             f"ages, count = sum / age); drop {crossed[0]} or the mean",
+            "mean",
         )
 
 

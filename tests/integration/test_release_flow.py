@@ -150,9 +150,12 @@ def test_rerun_after_a_crash_does_not_redo_finished_steps(config: Path, monkeypa
 
 
 @pytest.mark.slow
-def test_changed_config_is_never_served_from_an_earlier_attempt(config: Path) -> None:
+def test_changed_config_is_never_served_from_an_earlier_attempt(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = release_flow(str(config), release_id="a")
-    second = release_flow(str(config), overrides={"steps[0].D": 8, "steps[0].V": 6}, release_id="b")
+    monkeypatch.setenv("TEST_CKM_D", "8")
+    monkeypatch.setenv("TEST_CKM_V", "6")
+    secrets = {"steps[0].D": {"env": "TEST_CKM_D"}, "steps[0].V": {"env": "TEST_CKM_V"}}  # never inline
+    second = release_flow(str(config), overrides=secrets, release_id="b")
     assert published_files(Path(first["published"])) != published_files(Path(second["published"]))
     again = release_flow(str(config), release_id="c")
     assert published_files(Path(first["published"])) == published_files(Path(again["published"]))
@@ -186,14 +189,14 @@ def test_reproduce_from_the_audit_record(
 ) -> None:
     config.write_text(TINY_CONFIG.replace("D: 5, V: 3", "D: {env: TEST_CKM_D}, V: 3"))
     monkeypatch.setenv("TEST_CKM_D", "8")
-    release_flow(str(config), overrides={"steps[0].V": 6}, release_id="r1")
+    release_flow(str(config), overrides={"steps[0].js": 1}, release_id="r1")
     monkeypatch.delenv("TEST_CKM_D")  # the rerun must take D from the audit record
     (rec,) = records(config)
     assert rec.secrets == {"steps[0].D": 8}
     plan = plan_reproduction(rec, config.parent / "plan-only")
     plan.config.unlink()
     assert plan.overrides == {
-        "steps[0].V": 6,
+        "steps[0].js": 1,
         "steps[0].D": {"env": "CUBEGUARD_REPRODUCE_0"},  # never the value
         "output.folder": str(config.parent / "plan-only"),
         "output.audit_url": None,  # the rerun's record stays in the scratch

@@ -94,6 +94,7 @@ def test_a_refusal_is_422_with_the_rule_and_what_to_change(client: TestClient) -
     assert refused.json() == {
         "refused": True,
         "rule": "one_level_per_variable",
+        "parameter": "breakdowns",
         "message": "variable AGE appears twice; cross one level of it",
     }
 
