@@ -77,6 +77,14 @@ STAGE_VARIANTS = {"default": {}, "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": 
 # --- 1. prepare -------------------------------------------------------------------------------------
 
 
+def demo_age() -> dict[str, Any]:
+    """The magnitude perturbation of age in configs/demo.yaml (its cell key step's ``magnitudes.age``)."""
+    import yaml
+
+    step = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text(encoding="utf-8"))["steps"][0]
+    return {k: v for k, v in step["magnitudes"]["age"].items() if k != "ptable_file"}
+
+
 def config_path(persons: int) -> Path:
     return WORK / f"eu2021_tables_{persons}.yaml"
 
@@ -100,6 +108,10 @@ def write_config(persons: int) -> Path:
         "max_dimensions": 4,
         "max_cells": 50_000_000,
         "rate_limit_per_minute": 1_000_000,
+        "means": {"age": {"column": "age", "label": "Age in years"}},
+    }
+    cfg["steps"][0]["magnitudes"] = {
+        "age": {**demo_age(), "ptable_file": str(ROOT / "configs" / "ptables" / "demo_age_num.csv")}
     }
     path = config_path(persons)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -316,9 +328,11 @@ def summary(results: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     }
 
 
-async def ask(client: Any, table: Table, cells: int) -> dict[str, Any]:
-    """One GET /api/table, timed until its whole body is read."""
+async def ask(client: Any, table: Table, cells: int, mean: bool = False) -> dict[str, Any]:
+    """One GET /api/table, timed until its whole body is read; with ``mean``, the mean age unless AGE is crossed."""
     params = {"breakdowns": ",".join(table), "population": "total", "format": "json"}
+    if mean and not any(b.startswith("AGE") for b in table):  # a mean of age by age is refused
+        params["mean"] = "age"
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"table": ",".join(table), "cells": cells}
     try:
@@ -338,7 +352,7 @@ async def ask(client: Any, table: Table, cells: int) -> dict[str, Any]:
 
 async def run_phase(
     base: str, clients: int, duration: float, queue: list[tuple[Table, int]] | None, pool: list[tuple[Table, int]] | None,
-    seed: int,
+    seed: int, mean: bool = False,
 ) -> tuple[list[dict[str, Any]], float]:  # fmt: skip
     """``clients`` clients back to back: from ``queue`` (each table once) or drawing from ``pool``."""
     import httpx
@@ -360,7 +374,7 @@ async def run_phase(
                     if nxt is None:
                         return
                     table, cells = nxt
-                results.append(await ask(client, table, cells))
+                results.append(await ask(client, table, cells, mean))
 
     await asyncio.gather(*(one(k) for k in range(clients)))
     return results, time.perf_counter() - t0
@@ -449,7 +463,8 @@ def load(base: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
         for phase, (clients, seconds, queue, drawn) in runs.items():
             waited = wait_quiet(pid, args.wait_quiet) if phase in ("cold", "warm") else 0.0
             (results, took), usage = measured(
-                pid, functools.partial(asyncio.run, run_phase(base, clients, seconds, queue, drawn, args.seed))
+                pid,
+                functools.partial(asyncio.run, run_phase(base, clients, seconds, queue, drawn, args.seed, args.mean)),
             )
             s = {"kind": kind, "phase": phase, "clients": clients, **summary(results, took), **usage}
             s["waited_for_quiet_seconds"] = round(waited, 1)
@@ -679,6 +694,7 @@ def main() -> None:
     ap.add_argument("--stage-sample", type=int, default=30, help="Tables per kind timed stage by stage (0: none).")
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     ap.add_argument("--seed", type=int, default=2021)
+    ap.add_argument("--mean", action="store_true", help="Ask every table not crossing AGE with the mean age.")
     ap.add_argument("--wait-quiet", type=float, default=600.0, help="Most seconds to wait before a cold or warm "
                     "phase for other processes to leave the CPUs (0: do not wait).")  # fmt: skip
     ap.add_argument("--results-dir", type=Path, default=RESULTS)
