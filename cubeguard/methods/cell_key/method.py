@@ -73,7 +73,8 @@ def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
 
 def public(step: CellKeyStep) -> dict[str, object]:
     """Never D, V, pstay (secret) nor the p-tables or their paths; js says which counts never appear."""
-    return {"js": step.js, "ptable_file": step.ptable_file is not None, "magnitudes": sorted(step.magnitudes)}
+    shown: dict[str, object] = {"js": step.js, "ptable_file": step.ptable_file is not None}
+    return shown | ({"magnitudes": sorted(step.magnitudes)} if step.magnitudes else {})
 
 
 def files(step: CellKeyStep) -> list[Path]:
