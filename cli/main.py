@@ -300,28 +300,71 @@ class PTableFormat(StrEnum):
     tau = "tau"
 
 
+class NumType(StrEnum):
+    """Row types of a numeric p-table (R ptable's create_num_ptable)."""
+
+    all = "all"
+    even = "even"
+    odd = "odd"
+
+
 @app.command()
 @user_errors
 def ptable(
     D: int = typer.Option(..., "--D", help="Maximum absolute noise."),
     V: float = typer.Option(..., "--V", help="Noise variance."),
-    js: int = typer.Option(0, "--js", help="No perturbed values in 1..js."),
-    pstay: float = typer.Option(None, "--pstay", help="Lower bound of the probability of no change."),
-    optim: int = typer.Option(1, "--optim", help="1: variance as inequality, 4: as equality."),
+    js: int = typer.Option(None, "--js", help="No perturbed values in 1..js (counts; default 0)."),
+    pstay: float = typer.Option(None, "--pstay", help="Lower bound of the probability of no change (counts)."),
+    optim: str = typer.Option(
+        "1",
+        "--optim",
+        help="1: variance as inequality, 4: as equality; with --numeric one per --icat entry, e.g. 4,1,1.",
+    ),
     mono: bool = typer.Option(True, "--mono/--no-mono", help="Monotony constraints (R ptable's mono)."),
+    numeric: bool = typer.Option(False, "--numeric", help="A numeric p-table (R ptable's create_num_ptable)."),
+    step: int = typer.Option(None, "--step", help="Numeric: the noise grid has step 1/step (default 2)."),
+    icat: str = typer.Option(None, "--icat", help="Numeric: the points i, holding 1 and D, e.g. 1,5,10."),
+    kind: NumType = typer.Option(None, "--type", help="Numeric: the rows' type (default all)."),
     out_file: Path = typer.Option(..., "--out", help="The p-table file to write."),
     fmt: PTableFormat = typer.Option(
         "r",
         "--format",
         help="r: R ptable's CSV (i, j, p, v, p_int_lb, p_int_ub, type); tau: tau-ARGUS's p-table (i;j;p;v;p_int_ub).",
     ),
-    plot: Path = typer.Option(None, "--plot", help="Also draw the noise distributions to this PNG."),
+    plot: Path = typer.Option(None, "--plot", help="Also draw the noise distributions to this PNG (counts)."),
     risk: Path = typer.Option(None, "--risk", help="Also draw P(original | published) (uniform prior) to this PNG."),
 ) -> None:
-    """Build a maximum-entropy p-table for the cell key method (as R ptable's create_cnt_ptable)."""
-    from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+    """Build a maximum-entropy p-table for the cell key method (as R ptable's create_cnt_ptable or create_num_ptable)."""
+    from cli.ptables import COUNT_ONLY, NUMERIC_ONLY, check_kind, numeric_ptable, parse_ints
 
-    table = create_cnt_ptable(PTableParams(D=D, V=V, js=js, pstay=pstay, optim=optim, mono=mono))  # type: ignore[arg-type]
+    given = (js, pstay, plot, risk, fmt == PTableFormat.tau, step, icat, kind)
+    named = [name for name, value in zip(COUNT_ONLY + NUMERIC_ONLY, given, strict=True) if value not in (None, False)]
+    check_kind(numeric, [n for n in named if n in COUNT_ONLY], [n for n in named if n in NUMERIC_ONLY])
+    if numeric:
+        rows = numeric_ptable(D, V, step, icat, optim, mono, kind, out_file).i.size
+        out.print(f"[green]Wrote[/] {out_file} ({rows} rows)")
+        return
+    _count_ptable(D, V, js or 0, pstay, parse_ints(optim, "--optim"), mono, out_file, fmt, plot, risk)
+
+
+def _count_ptable(
+    D: int,
+    V: float,
+    js: int,
+    pstay: float | None,
+    optim: tuple[int, ...],
+    mono: bool,
+    out_file: Path,
+    fmt: PTableFormat,
+    plot: Path | None,
+    risk: Path | None,
+) -> None:
+    from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+    from cubeguard.errors import CubeguardError
+
+    if len(optim) != 1:
+        raise CubeguardError("--optim takes one value (1 or 4) for count p-tables; lists are for --numeric.")
+    table = create_cnt_ptable(PTableParams(D=D, V=V, js=js, pstay=pstay, optim=optim[0], mono=mono))  # type: ignore[arg-type]
     from cubeguard.ckm.ptable_io import write_ptable
 
     out_file.parent.mkdir(parents=True, exist_ok=True)

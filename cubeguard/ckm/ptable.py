@@ -144,7 +144,7 @@ class PTable:
         ``lb = round(cumsum(p) - p, 8)``, then ``p = ub - lb`` (hence values such as
         0.14867984999999995).
         """
-        parts = [(np.full(j.size, count), j, *_intervals(p)) for count, (j, p) in enumerate(blocks)]
+        parts = [(np.full(j.size, count), j, *cumulative_intervals(p)) for count, (j, p) in enumerate(blocks)]
         i, j, p, lb, ub = (np.concatenate(column) for column in zip(*parts, strict=True))
         return cls(i, j, p, j - i, lb, ub, np.full(i.size, "all"), intervals, params)
 
@@ -239,8 +239,12 @@ def identity_ptable(params: PTableParams | None = None) -> PTable:
     return PTable(i, i, one, np.zeros(2, np.int64), zero, one, kinds, params=params)
 
 
-def _intervals(p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """``(p, lb, ub)`` as ptable writes them; ``cumsum`` is R's (a long-double accumulator)."""
+def cumulative_intervals(p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(p, lb, ub)`` as ptable writes them; ``cumsum`` is R's (a long-double accumulator).
+
+    ``ub = round(cumsum(p), 8)``, ``lb = round(cumsum(p) - p, 8)``, ``p = ub - lb``: the same for
+    count and numeric p-tables.
+    """
     cumulative = np.add.accumulate(p, dtype=np.longdouble).astype(np.float64)
     ub = np.array([round(c, _DIGITS) for c in cumulative.tolist()])
     lb = np.array([round(c, _DIGITS) for c in (cumulative - p).tolist()])

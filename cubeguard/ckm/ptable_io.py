@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -32,16 +33,24 @@ def write_ptable(ptable: PTable, path: str | Path, format: Literal["ptable", "ta
     Raises:
         CubeguardError: ``format`` is neither ``"ptable"`` nor ``"tau"``.
     """
-    path = Path(path)
     if format == "ptable":
-        columns = [[_shortest(x) for x in getattr(ptable, name).tolist()] for name in COLUMNS]
-        delimiter = ","
-    elif format == "tau":
-        columns = [_aligned(ptable, name) for name in _TAU_COLUMNS]
-        delimiter = ";"
-    else:
+        return write_columns(path, {name: getattr(ptable, name).tolist() for name in COLUMNS})
+    if format != "tau":
         raise CubeguardError(f"unknown p-table format {format!r}; use 'ptable' or 'tau'.")
-    names = COLUMNS if format == "ptable" else _TAU_COLUMNS
+    return _write_lines(path, ";", _TAU_COLUMNS, [_aligned(ptable, name) for name in _TAU_COLUMNS])
+
+
+def write_columns(path: str | Path, columns: Mapping[str, Sequence[object]]) -> Path:
+    """Write named columns as ``data.table::fwrite`` writes them (``,``, shortest round-trip numbers).
+
+    Count and numeric p-tables alike (ptable's CSV); return the path.
+    """
+    texts = [[_shortest(x) for x in column] for column in columns.values()]
+    return _write_lines(Path(path), ",", tuple(columns), texts)
+
+
+def _write_lines(path: str | Path, delimiter: str, names: Sequence[str], columns: Sequence[list[str]]) -> Path:
+    path = Path(path)
     lines = [delimiter.join(names)] + [delimiter.join(row) for row in zip(*columns, strict=True)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -73,20 +73,28 @@ def support(count: int, D: int, js: int) -> IntArray:
 
 
 def solve_count(count: int, params: PTableParams) -> CountSolution:
-    """Solve the distribution of one original count with ptable's outer loop.
-
-    ptable solves once with ``p_stay >= pstay`` and, while ``round(sum(v^2 p), 3) != V``, lowers
-    that bound by 0.05 and solves again (at most 20 solves; blocked counts ``1..js`` solve once).
-    Without ``pstay`` the bound is already 1e-8, so the repeats give the same point and are skipped.
-    """
+    """Solve the distribution of one original count with ptable's outer loop (:func:`solve_noise`)."""
     j = support(count, params.D, params.js)
-    v = (j - count).astype(np.float64)
+    x, ok = solve_noise((j - count).astype(np.float64), params, blocked=1 <= count <= params.js)
+    return CountSolution(j, x, ok)
+
+
+def solve_noise(v: FloatArray, params: PTableParams, blocked: bool = False) -> tuple[FloatArray, bool]:
+    """Solve ptable's maximum-entropy problem for the noise values ``v``; return ``(p, ok)``.
+
+    This is the body of ptable's loop over ``i`` for counts and magnitudes alike (the magnitudes'
+    ``v`` lie on a grid of step ``1/step``). ptable solves once with ``p_stay >= pstay`` and, while
+    ``round(sum(v^2 p), 3) != V``, lowers that bound by 0.05 and solves again (at most 20 solves;
+    ``blocked`` counts ``1..js`` solve once). Without ``pstay`` the bound is already 1e-8, so the
+    repeats give the same point and are skipped. ``ok`` is False where ptable stops (the
+    probabilities do not sum to 1 at 10 digits) or NLopt's point breaks a constraint by more than
+    1e-8; the point is all NaN where the constraints surely have no solution.
+    """
     problem = _Problem(v, params)
     stay = v == 0
     lower = np.full(v.size, EPSILON)
     if params.pstay is not None:
         lower[stay] = max(params.pstay, EPSILON)
-    blocked = 1 <= count <= params.js
     for solve in range(_MAX_SOLVES):
         if solve > 0:
             lowered = np.maximum(lower[stay] - _PSTAY_STEP, EPSILON)
@@ -95,13 +103,13 @@ def solve_count(count: int, params: PTableParams) -> CountSolution:
             lower[stay] = lowered
         final = blocked or not np.any(lower[stay] > EPSILON)
         if final and problem.surely_infeasible(lower):
-            return CountSolution(j, np.full(v.size, np.nan), ok=False)
+            return np.full(v.size, np.nan), False
         x = problem.solve(lower)
         if round(math.fsum(x), 10) != 1.0:  # ptable's check: stop with an error
-            return CountSolution(j, x, ok=False)
+            return x, False
         if blocked or round(math.fsum(v * v * x), 3) == params.V:
             break
-    return CountSolution(j, x, ok=problem.violation(x) <= _CONSTRAINT_TOL)
+    return x, problem.violation(x) <= _CONSTRAINT_TOL
 
 
 @functools.cache

@@ -163,10 +163,6 @@ def test_magnitude_params_errors() -> None:
             [(0, 0, 0, 0, 1, "all"), (1, 0, -1, 0, 0.5, "all")],
             "type 'all', i = 1: the rows must be adjacent with ub ascending to 1",
         ),
-        (
-            [(0, 0, 0, 0, 1, "even"), (1, 0, -1, 0, 1, "even")],
-            "it needs rows of type 'all', or of both 'even' and 'odd'",
-        ),
     ],
 )
 def test_num_ptable_errors(rows: list[tuple[float, float, float, float, float, str]], message: str) -> None:
@@ -187,6 +183,13 @@ def test_read_num_ptable_errors(tmp_path: Path) -> None:
     broken.write_text("i,j,p,v,p_int_lb,p_int_ub,type\n1,0,1,0,0,1,all\n")
     with pytest.raises(NumPTableError, match=r"broken.csv: not a usable numeric p-table"):
         read_num_ptable(broken)
+
+
+def test_a_table_of_one_parity_is_read_but_not_used_alone() -> None:
+    even = table([(0, 0, 0, 0, 1, "even"), (1, 0, -1, 0, 1, "even")])  # as create_num_ptable(type="even")
+    params = MagnitudeParams(mult=FlexParams(fp=10, p_small=0.3, p_large=0.1, epsilon=(1,)))
+    with pytest.raises(NumPTableError, match="needs rows of type 'all', or of both 'even' and 'odd'; add the missing"):
+        separation(params, even)
 
 
 def test_even_odd_tables_need_top_k_one() -> None:

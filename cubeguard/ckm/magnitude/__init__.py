@@ -5,6 +5,7 @@ risk estimation for additive noise", PSD 2016, LNCS 9867; Handbook on SDC v2, 5.
 
 * :mod:`.params` - the frozen parameters (``ck_params_nums``, ``ck_flexparams``, ``ck_simpleparams``).
 * :mod:`.ptable` - numeric p-tables (R ptable's CSV) and the separation point.
+* :mod:`.ptable_create` - numeric p-tables from their parameters (R ptable's ``create_num_ptable``).
 * :mod:`.lookup` - noise with interpolation between the table's points.
 * :mod:`.keys` - the component keys (``.scramble_ckeys``, with R's number-to-text round trip).
 * :mod:`.topk` - the largest contributions per cell, merged from children for margins.
@@ -29,6 +30,13 @@ from cubeguard.ckm.magnitude.perturb import (
     perturb_magnitudes,
 )
 from cubeguard.ckm.magnitude.ptable import TYPES, NumPTable, NumPTableError, Separation, read_num_ptable, separation
+from cubeguard.ckm.magnitude.ptable_create import (
+    NumPTableInfeasibleError,
+    NumPTableParams,
+    create_num_ptable,
+    num_ptable_params,
+    write_num_ptable,
+)
 from cubeguard.ckm.magnitude.topk import TopContributions, merge_top, stored_counts, top_contributions
 
 __all__ = [
@@ -42,11 +50,15 @@ __all__ = [
     "MagnitudeResult",
     "NumPTable",
     "NumPTableError",
+    "NumPTableInfeasibleError",
+    "NumPTableParams",
     "Separation",
     "SimpleParams",
     "TopContributions",
+    "create_num_ptable",
     "mean_before_sum",
     "merge_top",
+    "num_ptable_params",
     "perturb_magnitudes",
     "read_num_ptable",
     "scramble_key",
@@ -55,4 +67,5 @@ __all__ = [
     "stored_counts",
     "tabulate_magnitudes",
     "top_contributions",
+    "write_num_ptable",
 ]

@@ -95,14 +95,31 @@ def _scaled(ans: np.longdouble, expn: int) -> np.longdouble:
 
 def _scaled_raw(ans: np.longdouble, expn: int) -> np.longdouble:
     if expn < -4 * 15:  # R: 4 * DBL_DIG, ten times ten times ...
-        fac = np.longdouble(1.0)
-        for _ in range(-expn):
-            fac *= np.longdouble(10.0)
-        return ans / fac
-    p10, fac, n = np.longdouble(10.0), np.longdouble(1.0), abs(expn)
+        return ans / _repeated_pow10(-expn)
+    fac = r_pow10(abs(expn))
+    return ans / fac if expn < 0 else ans * fac
+
+
+_REPEATED = [np.longdouble(1.0)]  # 1, 10, 10*10, ... in long double, up to the first inf
+
+
+def _repeated_pow10(n: int) -> np.longdouble:
+    """``10`` multiplied ``n`` times in long double, as ``R_strtod``'s loop does it.
+
+    Cached, since rotated keys in scientific notation reach exponents in the thousands (the
+    product is inf from about 10^4933 on, and stays inf).
+    """
+    while len(_REPEATED) <= n and np.isfinite(_REPEATED[-1]):
+        _REPEATED.append(_REPEATED[-1] * np.longdouble(10.0))
+    return _REPEATED[min(n, len(_REPEATED) - 1)]
+
+
+def r_pow10(n: int) -> np.longdouble:
+    """``10^n`` as ``R_strtod`` forms it for ``n <= 60``: binary powering in long double (exact to 10^27)."""
+    p10, fac = np.longdouble(10.0), np.longdouble(1.0)
     while n:
         if n & 1:
             fac *= p10
         n >>= 1
         p10 *= p10
-    return ans / fac if expn < 0 else ans * fac
+    return fac

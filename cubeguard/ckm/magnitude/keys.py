@@ -19,7 +19,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cubeguard.ckm.magnitude._rnum import r_as_character, r_strtod
+from cubeguard.ckm.magnitude._rnum import r_as_character, r_pow10, r_strtod
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 def scramble_key(ck: float, top_k: int, same_key: bool) -> list[float]:
@@ -47,7 +51,28 @@ def scramble_key(ck: float, top_k: int, same_key: bool) -> list[float]:
 
 
 def scramble_keys(cell_keys: npt.ArrayLike, top_k: int, same_key: bool) -> npt.NDArray[np.float64]:
-    """Component keys of every cell, shape ``(cells, top_k)`` (see :func:`scramble_key`)."""
+    """Component keys of every cell, shape ``(cells, top_k)``, bit for bit as :func:`scramble_key`.
+
+    Vectorised (:func:`_fixed_digits`, :func:`_rotated_keys`): a key written by ``as.character``
+    in fixed notation with at least two decimals is a digit rotation, read back as R does. The
+    rest - 0, keys in scientific notation (below 1e-4), one-decimal keys, and the few whose 15th
+    digit is too close to a tie for the long-double test - take :func:`scramble_keys_reference`.
+    ``same_key`` with ``top_k = 1`` returns the keys unchanged.
+    """
+    keys = np.asarray(cell_keys, dtype=np.float64).ravel()
+    if same_key and top_k == 1:
+        return keys.reshape(-1, 1).copy()
+    digits, decimals, fast = _fixed_digits(keys)
+    out = np.empty((keys.size, top_k), dtype=np.float64)
+    out[fast] = _rotated_keys(digits[fast], decimals[fast], top_k, 0 if same_key else 1)
+    slow = ~fast
+    if slow.any():
+        out[slow] = scramble_keys_reference(keys[slow], top_k, same_key)
+    return out
+
+
+def scramble_keys_reference(cell_keys: npt.ArrayLike, top_k: int, same_key: bool) -> npt.NDArray[np.float64]:
+    """:func:`scramble_key` for every cell, one at a time (the reference of :func:`scramble_keys`)."""
     keys = np.asarray(cell_keys, dtype=np.float64).ravel()
     out = np.empty((keys.size, top_k), dtype=np.float64)
     cache: dict[float, list[float]] = {}
@@ -56,4 +81,53 @@ def scramble_keys(cell_keys: npt.ArrayLike, top_k: int, same_key: bool) -> npt.N
         if found is None:
             found = cache[ck] = scramble_key(ck, top_k, same_key)
         out[n] = found
+    return out
+
+
+_SIGNIFICANT = 15  # as.character writes 15 significant digits (R 4.2)
+_TIE_MARGIN = 2e-4  # x * 10^q (< 10^15) in long double is within half an ulp, 3.1e-5, of the exact product
+_POW10 = np.array([r_pow10(n) for n in range(_SIGNIFICANT + 4)])  # exact in long double
+
+
+def _fixed_digits(keys: FloatArray) -> tuple[IntArray, IntArray, BoolArray]:
+    """``as.character`` of keys in fixed notation ``"0.ddd"`` as ``(ddd, len(ddd), usable)``.
+
+    The 15 significant digits are ``round(x * 10^q)``, formed in long double; where the product
+    lies within ``_TIE_MARGIN`` of a half the correctly rounded digits are not certain, and
+    ``usable`` is False. Trailing zeros are dropped as R drops them. ``usable`` is also False
+    where R writes the key otherwise (0, 1e-4 and less, scientific notation being shorter) or
+    where a rotation would change the string's length (one decimal).
+    """
+    positive = (keys >= 1e-4) & (keys < 1.0)
+    x = np.where(positive, keys, 0.5)
+    exponent = np.floor(np.log10(x)).astype(np.int64)  # -4 .. -1
+    scaled = x.astype(np.longdouble) * _POW10[_SIGNIFICANT - 1 - exponent]
+    whole = np.floor(scaled)
+    tie = np.abs(scaled - whole - 0.5) < _TIE_MARGIN
+    digits = np.rint(scaled).astype(np.int64)
+    in_range = (digits >= 10 ** (_SIGNIFICANT - 1)) & (digits < 10**_SIGNIFICANT)  # log10 was right
+    significant = np.full(keys.size, _SIGNIFICANT, dtype=np.int64)
+    for _ in range(_SIGNIFICANT - 1):
+        zero = (digits % 10 == 0) & (significant > 1)
+        digits = np.where(zero, digits // 10, digits)
+        significant -= zero
+    decimals = significant - exponent - 1
+    fixed_len = 2 + decimals
+    sci_len = np.where(significant > 1, significant + 1, 1) + 4  # "d.ddde-0k"
+    usable = positive & ~tie & in_range & (fixed_len <= sci_len) & (decimals >= 2)
+    return digits, decimals, usable
+
+
+def _rotated_keys(digits: IntArray, decimals: IntArray, top_k: int, first: int) -> FloatArray:
+    """Keys ``"0." + rotate(ddd, r)`` for ``r = first .. first + top_k - 1``, read as ``R_strtod`` reads them.
+
+    ``R_strtod`` accumulates the digits exactly in long double and divides once by ``10^n``.
+    """
+    out = np.empty((digits.size, top_k), dtype=np.float64)
+    power = _POW10[decimals]
+    for column in range(top_k):
+        shift = (first + column) % decimals
+        head = 10 ** (decimals - shift)  # the digits after the first ``shift`` ones
+        rotated = (digits % head) * 10**shift + digits // head
+        out[:, column] = (rotated.astype(np.longdouble) / power).astype(np.float64)
     return out

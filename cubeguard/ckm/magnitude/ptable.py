@@ -83,8 +83,6 @@ def _problems(t: NumPTable) -> list[str]:
             block = rows[t.i[rows] == level]
             if np.any(np.diff(t.ub[block]) < 0.0) or t.ub[block[-1]] != 1.0 or np.any(np.diff(block) != 1):
                 problems.append(f"type {kind!r}, i = {level:g}: the rows must be adjacent with ub ascending to 1")
-    if not ("all" in t.type or ("even" in t.type and "odd" in t.type)):
-        problems.append("it needs rows of type 'all', or of both 'even' and 'odd'")
     return problems
 
 
@@ -137,9 +135,14 @@ def separation(params: MagnitudeParams, ptable: NumPTable) -> Separation:
     """Separation point of ``params`` with ``ptable`` (``p`` is ``p_small`` for flex, as cellKey 1.0.2).
 
     Raises:
-        NumPTableError: even/odd tables with ``top_k > 1`` (cellKey refuses them too).
+        NumPTableError: neither rows of type ``all`` nor of both ``even`` and ``odd`` (a table of
+            one parity alone, as ``create_num_ptable(type = "even")`` makes, is not enough), or
+            even/odd tables with ``top_k > 1`` (cellKey refuses them too).
     """
-    if params.top_k > 1 and "all" not in ptable.types():
+    kinds = ptable.types()
+    if not ("all" in kinds or {"even", "odd"} <= kinds):
+        raise NumPTableError("the p-table needs rows of type 'all', or of both 'even' and 'odd'; add the missing rows.")
+    if params.top_k > 1 and "all" not in kinds:
         raise NumPTableError(f"even/odd p-tables need top_k = 1 (top_k is {params.top_k}); give a table of type 'all'.")
     e = params.epsilon_sq_sum
     if "small_cells" not in ptable.types():
