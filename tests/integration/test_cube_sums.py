@@ -21,6 +21,8 @@ from cubeguard.ckm.magnitude import perturb_magnitudes, read_num_ptable, tabulat
 from cubeguard.cubes.store import open_cube
 from cubeguard.methods.cell_key.model import CellKeyStep
 from cubeguard.pipeline.measure import measures_file
+from cubeguard.pipeline.tabulate_parts import plan_parts, sum_parts, tabulate_part
+from cubeguard.pipeline.tabulation import tabulate_release
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.query import TableQuery
 from cubeguard.tables.served import open_served
@@ -133,3 +135,16 @@ def test_the_measures_hold_the_loss_of_sums_and_means(served: tuple[Path, TableE
     report = (engine.release.config.output.folder / "report" / "report.html").read_text()
     assert "Sums and means" in report
     assert not (_published(engine) / "measures.parquet").exists()
+
+
+def test_parts_saved_and_summed_give_the_single_pass_inputs(served: tuple[Path, TableEngine]) -> None:
+    """What Dask workers do: each row-group partition to disk (with its sums' inputs), then one merge."""
+    _, engine = served
+    release = engine.release
+    parts = plan_parts(release, 3)
+    assert len(parts) == 3
+    merged = sum_parts(release, [tabulate_part(release, k, part) for k, part in enumerate(parts)])
+    whole = tabulate_release(release)
+    assert list(whole.values) == [(3, "age")]
+    for name, array in whole.values[(3, "age")].items():
+        np.testing.assert_array_equal(merged.values[(3, "age")][name], array, err_msg=name)
