@@ -9,6 +9,7 @@ them, the service's mean x published count is the cube's sum, and the report sho
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,10 @@ def test_exports_carry_the_sums_and_sdmx_csv_the_counts_only(served: tuple[Path,
     assert parquet.column_names == ["GEO.2", "SEX", "count", "sum.age"]
     sdmx = next(p for p in exports.iterdir() if "c3" in p.name and p.suffix == ".csv" and p.name != "c3.csv")
     assert "sum" not in sdmx.read_text().splitlines()[0]
+    package = json.loads((exports / "datapackage.json").read_text())
+    fields = next(r for r in package["resources"] if r["path"] == "c3.csv")["schema"]["fields"]
+    assert [f["name"] for f in fields] == list(csv.columns)
+    assert fields[-1]["type"] == "number"
 
 
 def test_a_cell_shared_with_a_flexible_table_has_the_published_sum(served: tuple[Path, TableEngine]) -> None:
