@@ -23,6 +23,7 @@ from cubeguard.config.models import SCHEMA_VERSION, ReleaseConfig
 from cubeguard.config.overrides import apply_overrides
 from cubeguard.config.protection import protection_problems
 from cubeguard.config.sdmx_check import check_sdmx
+from cubeguard.config.sums_check import check_sums
 from cubeguard.config.tables_check import check_tables
 from cubeguard.config.total_code import rename_totals
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
@@ -130,6 +131,7 @@ def load_release(
     breakdowns = _resolve_breakdowns(cfg, problems)
     _check_references(cfg, breakdowns, problems)
     _check_steps(cfg, breakdowns, problems, resolver)
+    check_sums(cfg, breakdowns, problems.add)
     check_tables(cfg, breakdowns, problems.add)
     if not problems.items:  # SDMX names of cubes that are wrong already would repeat their problems
         check_sdmx(cfg, breakdowns, problems.add)

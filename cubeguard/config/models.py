@@ -46,6 +46,12 @@ class HypercubeSpec(Frozen):
     breakdowns: list[str] = Field(min_length=1)
     stand_in: bool = False
     note: str = ""
+    sums: list[str] = Field(
+        default_factory=list,
+        description="Numeric columns whose sums the cube publishes beside the count (as 'sum.<column>'), "
+        "perturbed with the cell key method for magnitudes of the cell key step that protects the cube (its "
+        "'magnitudes' entry for the column; Handbook on SDC v2, 5.7), so a mean is published sum / published count.",
+    )
 
     @field_validator("id")
     @classmethod
@@ -62,6 +68,9 @@ class HypercubeSpec(Frozen):
         seen = [b for i, b in enumerate(self.breakdowns) if b in self.breakdowns[:i]]
         if seen:
             raise ValueError(f"breakdown {seen[0]!r} is listed twice; list each breakdown once")
+        twice = [c for i, c in enumerate(self.sums) if c in self.sums[:i]]
+        if twice:
+            raise ValueError(f"column {twice[0]!r} is listed twice in sums; list each column once")
         return self
 
 

@@ -1,6 +1,7 @@
 """Flat exports of a cube: one row per cell, codes as in the regulation (Census Hub style).
 
-Only published values leave: the ``count`` variable, never ``key_sum`` or internal noise. Large
+Only published values leave: the ``count`` variable and a cube's published sums (``sum.<column>``,
+one column each), never ``key_sum`` or internal noise. Large
 cubes are written block by block along their first dimension, so memory stays bounded.
 
 An export of a store that is not a published release (exact counts of ``original.zarr``, or
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 import xarray as xr
 
 from cubeguard.cubes.store import open_cube
+from cubeguard.cubes.values import sum_name, summed_columns
 from cubeguard.errors import CubeguardError
 
 _EXT = {"csv": "csv", "parquet": "parquet"}
@@ -92,22 +94,29 @@ def parquet_metadata(cube: xr.Dataset) -> dict[str, str]:
 
 
 def _blocks(cube: xr.Dataset, fmt: str) -> Iterator[pa.Table]:
-    for block in count_blocks(cube, BLOCK_CELLS):
-        yield cell_table(block, fmt)
+    sums = [sum_name(c) for c in summed_columns(cube)]
+    for part in _slices(cube["count"], BLOCK_CELLS):
+        block = cube[["count", *sums]].isel(part).load()
+        yield cell_table(block["count"], fmt, {name: block[name] for name in sums})
+
+
+def _slices(counts: xr.DataArray, cells: int) -> Iterator[dict[str, slice]]:
+    """Selections of about ``cells`` cells along the first dimension of ``counts``."""
+    lead = str(counts.dims[0])
+    rest = int(np.prod([counts.sizes[d] for d in counts.dims[1:]], dtype=np.int64)) if counts.ndim > 1 else 1
+    step = max(1, cells // max(rest, 1))
+    for start in range(0, counts.sizes[lead], step):
+        yield {lead: slice(start, start + step)}
 
 
 def count_blocks(cube: xr.Dataset, cells: int) -> Iterator[xr.DataArray]:
     """The cube's ``count`` in blocks along its first dimension of about ``cells`` cells, each loaded."""
-    counts = cube["count"]
-    lead = counts.dims[0]
-    rest = int(np.prod([counts.sizes[d] for d in counts.dims[1:]], dtype=np.int64)) if counts.ndim > 1 else 1
-    step = max(1, cells // max(rest, 1))
-    for start in range(0, counts.sizes[lead], step):
-        yield counts.isel({lead: slice(start, start + step)}).load()
+    for part in _slices(cube["count"], cells):
+        yield cube["count"].isel(part).load()
 
 
-def cell_table(block: xr.DataArray, fmt: str) -> pa.Table:
-    """One row per cell of ``block`` in C order: a code column per dimension, then the count.
+def cell_table(block: xr.DataArray, fmt: str, sums: Mapping[str, xr.DataArray] | None = None) -> pa.Table:
+    """One row per cell of ``block`` in C order: a code column per dimension, the count, then each of ``sums``.
 
     Parquet keeps the code columns dictionary-encoded; CSV gets plain strings.
     """
@@ -116,6 +125,8 @@ def cell_table(block: xr.DataArray, fmt: str) -> pa.Table:
         codes = code_column(block.shape, axis, [str(v) for v in block[d].values])
         cols[str(d)] = codes if fmt == "parquet" else codes.cast(pa.string())
     cols["count"] = pa.array(block.values.ravel())
+    for name, values in (sums or {}).items():
+        cols[name] = pa.array(values.values.ravel())
     return pa.table(cols)
 
 

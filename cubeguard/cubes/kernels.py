@@ -187,3 +187,24 @@ def scatter_by_records(
     for c in range(n_cubes):
         for t in range(parts):
             bad[c] += part_bad[t, c]
+
+
+@njit(nogil=True, cache=True)
+def cell_indices(
+    encoded: Encoded, layout: Layout, masks: npt.NDArray[np.bool_], c: int, out: _Ints
+) -> None:  # pragma: no cover - compiled
+    """Flat bottom cell of cube ``c`` of every record into ``out`` (-1: outside its population or classification).
+
+    The cells :func:`scatter_by_cube` adds the records to, for the cubes that also sum values
+    (:mod:`cubeguard.cubes.values`).
+    """
+    raw = encoded[0]
+    mask = masks[layout[3][c]]
+    rows, firsts, sizes, weighted = _cube_tables(encoded, layout, c)
+    idx = np.empty(_BLOCK, dtype=np.int64)
+    n = out.shape[0]
+    for start in range(0, n, _BLOCK):
+        m = min(_BLOCK, n - start)
+        _block_cells(raw, rows, firsts, sizes, weighted, start, m, idx)
+        for k in range(m):
+            out[start + k] = idx[k] if mask[start + k] and idx[k] >= 0 else -1

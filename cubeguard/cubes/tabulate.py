@@ -5,6 +5,11 @@ to the bottom cells of every cube (``count`` and the exact ``key_sum`` of record
 ``cubeguard.ckm.keys``). Totals and subtotals come from the bottom cells afterwards
 (``cubeguard.cubes.margins``), never from re-reading. Accumulators of separate passes (threads,
 Dask partitions) merge by addition, so the result does not depend on how the records are split.
+
+A cube that publishes the sums of numeric columns (``CubePlan.sums``) also accumulates, per column,
+what the cell key method for magnitudes needs (:mod:`cubeguard.cubes.values`, the flexible tables'
+implementation); records rank by their row in the tabulation source (``first_row`` on), as in the
+tables' key store, so that partial tabulators merge into the single pass's top contributions.
 """
 
 from __future__ import annotations
@@ -20,10 +25,19 @@ import xarray as xr
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.cubes.encode import encode_batch, population_mask
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.kernels import TWO64, scatter_by_cube, scatter_by_records
+from cubeguard.cubes.kernels import TWO64, Encoded, Layout, cell_indices, scatter_by_cube, scatter_by_records
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
 from cubeguard.cubes.spec import PopulationSpec
+from cubeguard.cubes.values import (
+    Values,
+    add_indexed,
+    empty_values,
+    merge_values,
+    stored_variables,
+    value_margins,
+    whole_numbers,
+)
 from cubeguard.errors import CubeguardError
 
 PRIVATE_BYTES = 256 * 2**20
@@ -36,6 +50,8 @@ class CubePlan:
     cube_id: str
     breakdowns: tuple[Breakdown, ...]
     population: str
+    #: Numeric columns whose sums the cube publishes, each with the top contributions its perturbation reads.
+    sums: tuple[tuple[str, int], ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -76,11 +92,15 @@ class Tabulator:
         self.key_sums = np.zeros(int(sum(sizes)), dtype=np.uint64)
         self.bad = np.zeros(len(plans), dtype=np.int64)
         self.records = 0
+        self.first_row = 0  # the source row of this tabulator's first record (a partition's offset)
+        self.values: dict[tuple[int, str], Values] = {
+            (c, column): empty_values(plan.shape, top_k) for c, plan in enumerate(plans) for column, top_k in plan.sums
+        }
 
     @property
     def columns(self) -> list[str]:
         """Microdata columns a batch must contain."""
-        cols = {b.column for b in self.breakdowns} | {self.key_column}
+        cols = {b.column for b in self.breakdowns} | {self.key_column} | {column for _, column in self.values}
         for name in self.pop_names:
             cols |= set(self.populations[name].where)
             if self.populations[name].unit == "households" and self.household_ref:
@@ -109,7 +129,22 @@ class Tabulator:
             scatter_by_records(encoded, layout, records, self.counts, self.key_sums, self.bad, parts)
         else:
             scatter_by_cube(encoded, layout, records, self.counts, self.key_sums, self.bad)
+        if self.values:
+            self._add_values(batch, encoded, layout, masks)
         self.records += n
+
+    def _add_values(
+        self, batch: pa.RecordBatch, encoded: Encoded, layout: Layout, masks: npt.NDArray[np.bool_]
+    ) -> None:
+        """Add the batch's records to the value accumulators of the cubes that sum columns."""
+        keys = self.key_scale.to_fixed(batch.column(self.key_column).to_numpy(zero_copy_only=False))
+        cells = np.empty(batch.num_rows, dtype=np.int64)
+        columns: dict[str, npt.NDArray[np.float64]] = {}
+        for (c, column), acc in self.values.items():
+            if column not in columns:
+                columns[column] = whole_numbers(column, batch.column(column), f"summed by cube {self.plans[c].cube_id}")
+            cell_indices(encoded, layout, masks, c, cells)
+            add_indexed(acc, cells, columns[column], keys, self.first_row + self.records)
 
     def _record_parts(self) -> int:
         """Threads to split records over (1: threads own whole cubes instead).
@@ -127,6 +162,8 @@ class Tabulator:
         self.key_sums += other.key_sums
         self.bad += other.bad
         self.records += other.records
+        for key, acc in self.values.items():
+            merge_values(acc, other.values[key])
 
     def bottom(self, c: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
         """Bottom-cell counts and key sums of cube number ``c``."""
@@ -147,6 +184,11 @@ class Tabulator:
             )
         counts, key_sums = self.bottom(c)
         bds = list(self.plans[c].breakdowns)
-        return make_cube(
+        cube = make_cube(
             bds, expand_all(counts, bds), expand_all(key_sums, bds), {**attrs, "key_scale": self.key_scale.label}
         )
+        for column, top_k in self.plans[c].sums:
+            cells = value_margins(self.values[(c, column)], bds, expand_all)
+            dims = [b.id for b in bds]
+            cube = cube.assign({name: (dims, a) for name, a in stored_variables(cells, column, top_k).items()})
+        return cube

@@ -21,8 +21,10 @@ import pandas as pd
 import xarray as xr
 
 from cubeguard.config.load import Release
-from cubeguard.cubes.store import list_cubes, open_cube
+from cubeguard.cubes.store import list_cubes, load_cube, open_cube
+from cubeguard.cubes.values import sum_name
 from cubeguard.errors import CubeguardError, InternalError
+from cubeguard.measures.magnitudes import sum_losses
 from cubeguard.measures.rounding import RoundingParams
 from cubeguard.measures.table import MeasureSpec, measure_cubes
 from cubeguard.measures.transitions import Transitions
@@ -145,6 +147,7 @@ def measure_release(release: Release, spec: MeasureSpec | None = None) -> Path:
     if moves and "entropy_risk_protected@interior" in table.columns:
         table[BASIS_COLUMN] = [float(c in units) for c in table.index]
     table = _with_perturbation_facts(release, table, {c: p.attrs for c, (_, p) in pairs.items()})
+    table = _with_sum_losses(release, table)
     target = measures_file(release)
     target.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(target)
@@ -158,6 +161,36 @@ def moved_units(release: Release, moves: Mapping[str, CellMoves]) -> dict[str, T
     population (``F#`` must add up to both tables); the other cubes use cell-value transitions.
     """
     return {c: m.transitions() for c, m in moves.items() if m.within and _last_protection(release, c) is None}
+
+
+def sum_loss_pairs(release: Release) -> dict[tuple[str, str], tuple[xr.Dataset, xr.Dataset]]:
+    """Per (cube, summed column): ``count`` and ``sum.<column>`` of ``original.zarr`` and ``protected.zarr``, loaded.
+
+    The stored original: for a release with pre-tabular steps, the swapped microdata's sums (the cubes
+    as delivered are rebuilt for counts only).
+    """
+    out = release.config.output
+    found = {}
+    for cube in release.config.hypercubes:
+        for column in cube.sums:
+            names = ["count", sum_name(column)]
+            found[(cube.id, column)] = (
+                load_cube(out.original_store, cube.id, names),
+                load_cube(out.protected_store, cube.id, names),
+            )
+    return found
+
+
+def _with_sum_losses(release: Release, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with, for each cube that publishes sums, their loss and that of the means (``<measure>@sum.<column>``)."""
+    rows: dict[str, dict[str, float]] = {}
+    for (cube_id, column), (o, p) in sum_loss_pairs(release).items():
+        name = sum_name(column)
+        losses = sum_losses(o["count"].values, o[name].values, p["count"].values, p[name].values)
+        rows.setdefault(cube_id, {}).update({f"{k}@{name}": v for k, v in losses.items()})
+    if not rows:
+        return table
+    return table.join(pd.DataFrame.from_dict(rows, orient="index"), how="left")
 
 
 def _with_perturbation_facts(

@@ -13,6 +13,8 @@ import zarr
 
 from cubeguard.config.load import Release
 from cubeguard.cubes.store import list_cubes, load_cube, write_cube
+from cubeguard.cubes.values import unperturbed
+from cubeguard.errors import InternalError
 from cubeguard.pipeline.steps import build_step
 from cubeguard.secrets import SecretResolver
 
@@ -73,6 +75,8 @@ def protect_cube(
             cube = fn(cube)
     if "noise" not in cube:
         cube = cube.assign(noise=cube["count"] * 0)
+    if exact := unperturbed(cube):
+        raise InternalError(f"cube {cube_id}: no step perturbed the sums of {exact}; this is a bug in cubeguard")
     published = cube.drop_vars("key_sum").assign_attrs(steps=applied)
     write_cube(protected, published, release.config.output.chunk_cells)
     return _summary(cube_id, applied, published)  # the values just written

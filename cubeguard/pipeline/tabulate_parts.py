@@ -3,13 +3,16 @@
 Each worker tabulates its row groups into a partial :class:`Tabulator` and saves its accumulators
 (``internal/tabulate-parts/part-<k>.npz``), so tasks pass paths, not arrays. The sum of the parts is
 exactly the single-pass tabulation: counts are int64 and key sums uint64 fixed point, whose
-addition is associative and commutative (modulo 2^64 for the key sums, as in one pass).
+addition is associative and commutative (modulo 2^64 for the key sums, as in one pass). The value
+accumulators of cubes that publish sums merge too (:func:`cubeguard.cubes.values.merge_values`):
+sums of whole numbers add exactly, extremes and top contributions (ranked by source row) merge.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +41,9 @@ def tabulate_part(release: Release, k: int, part: tuple[list[int], int], reader:
     """Tabulate partition ``k`` and save its accumulators; returns the file's path."""
     tab = tabulate_release(release, resolver=reader, part=part)
     target = parts_folder(release) / f"part-{k}.npz"
-    np.savez(target, counts=tab.counts, key_sums=tab.key_sums, bad=tab.bad, records=np.int64(tab.records))
+    arrays: dict[str, Any] = {"counts": tab.counts, "key_sums": tab.key_sums, "bad": tab.bad}
+    arrays |= {f"values.{c}.{column}.{name}": a for (c, column), acc in tab.values.items() for name, a in acc.items()}
+    np.savez(target, records=np.int64(tab.records), **arrays)
     return str(target)
 
 
@@ -58,4 +63,7 @@ def _load(release: Release, file: str) -> Tabulator:
         tab.key_sums[...] = data["key_sums"]
         tab.bad[...] = data["bad"]
         tab.records = int(data["records"])
+        for (c, column), acc in tab.values.items():
+            for name, a in acc.items():
+                a[...] = data[f"values.{c}.{column}.{name}"]
     return tab

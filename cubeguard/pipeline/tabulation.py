@@ -19,6 +19,8 @@ from cubeguard.config.models import InputSpec
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.store import write_cube
 from cubeguard.cubes.tabulate import CubePlan, Tabulator
+from cubeguard.errors import InternalError
+from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.microdata.read import iter_batches
 from cubeguard.microdata.rkeys import keys_from_ids
 from cubeguard.secrets import SecretResolver, resolve_number
@@ -46,10 +48,29 @@ def plans_for(release: Release, cube_ids: Iterable[str] | None = None) -> list[C
     """Cube plans for the release's hypercubes (all, or the listed ones)."""
     wanted = set(cube_ids) if cube_ids is not None else None
     return [
-        CubePlan(c.id, tuple(release.breakdowns[b] for b in c.breakdowns), c.population)
+        CubePlan(c.id, tuple(release.breakdowns[b] for b in c.breakdowns), c.population, summed(release, c.id))
         for c in release.config.hypercubes
         if wanted is None or c.id in wanted
     ]
+
+
+def summed(release: Release, cube_id: str) -> tuple[tuple[str, int], ...]:
+    """The columns cube ``cube_id`` publishes sums of, each with the top contributions its perturbation reads.
+
+    The first step applying to the cube that perturbs the column's sums (its method's
+    ``magnitudes``) says how many; the config check makes sure there is one.
+    """
+    out = []
+    for column in release.cube(cube_id).sums:
+        for step in release.config.steps:
+            applies = step.cubes is None or cube_id in step.cubes
+            found = CUBE_METHODS[step.method].magnitudes(step).get(column) if applies else None
+            if found is not None:
+                out.append((column, found.top_k))
+                break
+        else:
+            raise InternalError(f"cube {cube_id}: no step perturbs the sums of {column!r}; this is a bug in cubeguard")
+    return tuple(out)
 
 
 def key_scale(release: Release) -> KeyScale:
@@ -91,6 +112,7 @@ def tabulate_release(
     the list is empty); partial tabulators add up exactly (integer sums), whatever the split.
     """
     tab = new_tabulator(release)
+    tab.first_row = part[1]
     for batch in keyed_batches(release, tab.columns, batch_size, resolver, part):
         tab.add_batch(batch)
         if progress:

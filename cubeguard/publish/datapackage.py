@@ -5,7 +5,8 @@ CSV has no types, so a reader guesses them: pandas reads SEX's codes ``1``, ``2`
 ``exports/datapackage.json`` (Frictionless Data, Tabular Data Package v1,
 https://specs.frictionlessdata.io/tabular-data-package/) beside its CSV files: one resource per
 cube, each code column of type ``string`` (with its breakdown's name as title), ``count`` of type
-``integer`` (minimum 0), and the code columns as primary key. Tools that read data packages
+``integer`` (minimum 0), each published sum ``sum.<column>`` (a cube's ``sums``) of type ``number``, and
+the code columns as primary key. Tools that read data packages
 (frictionless-py, the R package frictionless) read codes as strings from it; a pandas user passes
 ``dtype`` from it (see the README).
 """
@@ -38,6 +39,8 @@ def csv_resource(release: Release, cube_id: str, path: str) -> dict[str, Any]:
         title = release.config.variables[cls.variable].label or cls.variable
         fields.append({"name": b, "type": "string", "title": f"{title} ({b})", "constraints": {"required": True}})
     fields.append({"name": "count", "type": "integer", "title": "Published count", "constraints": {"minimum": 0}})
+    for column in cube.sums:
+        fields.append({"name": f"sum.{column}", "type": "number", "title": f"Published sum of {column} (perturbed)"})
     return {
         "name": package_name(f"cube-{cube_id}"),
         "title": cube.label or f"Hypercube {cube_id}",

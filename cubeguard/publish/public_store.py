@@ -1,10 +1,12 @@
-"""The public Zarr store of a release: published counts only, from the protected store.
+"""The public Zarr store of a release: published counts (and published sums), from the protected store.
 
 The protected store also holds each cell's internal ``noise`` (count minus noise is the original
 count) and the config hash in each cube's attributes; neither may leave. Each cube is therefore
 rewritten rather than copied file by file: its ``count`` variable with the hierarchy coordinates,
 and only the whitelisted attributes below, so a new internal variable or attribute is never
-published by accident.
+published by accident. A cube configured with ``sums`` also keeps its ``sum.<column>`` variables:
+in the protected store they hold the perturbed sums (the protection step refuses to write a cube
+whose sums were not perturbed), never an input of their perturbation.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import xarray as xr
 import zarr
 
 from cubeguard.cubes.store import list_cubes, load_cube, write_cube
+from cubeguard.cubes.values import sum_name, summed_columns
 from cubeguard.errors import CubeguardError, InternalError
 
 PUBLIC_VARIABLES = ("count",)
@@ -77,7 +80,7 @@ def write_public_store(
 
 def public_cube(cube: xr.Dataset) -> xr.Dataset:
     """The cube with only its public variables, coordinates and attributes."""
-    public = cube[list(PUBLIC_VARIABLES)]
+    public = cube[[*PUBLIC_VARIABLES, *(sum_name(c) for c in summed_columns(cube))]]
     public.attrs = {k: v for k, v in cube.attrs.items() if k in PUBLIC_ATTRS}
     return public
 

@@ -17,10 +17,10 @@ import pandas as pd
 from cubeguard.config.load import Release
 from cubeguard.methods.cell_key import method as cell_key
 from cubeguard.methods.cell_key.model import CellKeyStep
-from cubeguard.pipeline.measure import cube_pairs, measures_file
+from cubeguard.pipeline.measure import cube_pairs, measures_file, sum_loss_pairs
 from cubeguard.pipeline.steps import resolved_step
 from cubeguard.release.results import Gated, Reported
-from cubeguard.report import ckm_section, swap_section
+from cubeguard.report import ckm_section, sums_section, swap_section
 from cubeguard.report.build import build_report
 from cubeguard.report.ckm_section import cell_key_section
 from cubeguard.report.drilldown import drilldown_frame, finest_levels
@@ -51,7 +51,7 @@ def report_step(ctx: Context) -> Reported:
         measures=measures,
         title=f"Release {rid}",
         facts=facts,
-        methods=_method_sections(ctx),
+        methods=[*_method_sections(ctx), *_sums_section(release, measures)],
         levels=drilldown_frame(
             pairs, finest_levels(release.breakdowns), workers=1
         ),  # 2 threads: no faster, more memory
@@ -71,6 +71,12 @@ def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
     sections = [(ckm_section.ANCHOR, "Cell key method", cell_key_section(tables))]
     sections.append((swap_section.ANCHOR, "Record swapping", swap_section.swap_section(swap_reports(ctx.release))))
     return [s for s in sections if s[2]]
+
+
+def _sums_section(release: Release, measures: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The section on published sums and means, for a release whose cubes publish sums (else none)."""
+    html = sums_section.sums_section(measures, sum_loss_pairs(release))
+    return [(sums_section.ANCHOR, "Sums and means", html)] if html else []
 
 
 def swap_reports(release: Release) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from cubeguard.config.load import Release
 from cubeguard.config.tables import TablesSpec
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.model import labelled
+from cubeguard.cubes.values import magnitude_cells
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CellFunction, Magnitude
 from cubeguard.tables.crossings import Crossings
@@ -38,7 +39,7 @@ from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.rules import check_form, check_values
-from cubeguard.tables.values import magnitude_cells, tabulate_values, with_margins
+from cubeguard.tables.values import tabulate_values, with_margins
 
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
 FINE_CELLS = 500_000  # bottom cells of a table tabulated finer than asked, to derive others from
@@ -133,7 +134,9 @@ class TableEngine:
             found = self._compute(query)
             self._remember(key, found)
         if isinstance(found, TableRefused):
-            raise TableRefused(found.rule, str(found), found.parameter)  # a fresh one: re-raising one object grows its traceback
+            raise TableRefused(
+                found.rule, str(found), found.parameter
+            )  # a fresh one: re-raising one object grows its traceback
         return found
 
     def _remember(self, key: tuple[object, ...], found: Answer | TableRefused) -> None:

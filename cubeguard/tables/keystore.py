@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.cubes.encode import population_mask
 from cubeguard.cubes.spec import PopulationSpec
+from cubeguard.cubes.values import whole_numbers
 from cubeguard.errors import CubeguardError
 
 FORMAT = 2
@@ -131,7 +132,7 @@ class KeyStoreWriter:
             ref = self.household_ref if pop.unit == "households" else None
             self._masks[name].append(population_mask(batch, pop.where, ref).astype(np.uint8))
         for name, vals in self._values.items():
-            vals.append(_numeric(name, batch.column(name)))
+            vals.append(whole_numbers(name, batch.column(name), "of tables.means", " or drop the mean"))
         keys = batch.column(self.key_column).to_numpy(zero_copy_only=False)
         self._keys.append(self.key_scale.to_fixed(keys))
 
@@ -180,22 +181,11 @@ def source_hash(config: BaseModel) -> str:
     input and steps may not.
     """
     data = config.model_dump(mode="json", exclude={"tables", "output", "description", "sdmx"})
+    for cube in data.get("hypercubes", []):  # key stores written before cubes had sums keep their hash
+        if not cube.get("sums", True):
+            del cube["sums"]
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def _save(path: Path, parts: list[Any], dtype: type) -> None:
     np.save(path, np.concatenate(parts) if parts else np.empty(0, dtype=dtype))
-
-
-def _numeric(name: str, column: pa.Array) -> npt.NDArray[np.float64]:
-    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)) or column.null_count:
-        raise CubeguardError(
-            f"column {name!r} of tables.means must be numeric without missing values; fix the column or drop the mean"
-        )
-    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
-    if not np.all(np.isfinite(values) & (values == np.round(values))) or np.abs(values).sum() >= 2**53:
-        raise CubeguardError(
-            f"column {name!r} of tables.means must hold whole numbers (sums are then exact in any order); round it, "
-            "or express it in a smaller unit (cents, not euros)"
-        )
-    return values

@@ -15,6 +15,7 @@ from cubeguard.ckm.magnitude import MagnitudeCells, NumPTable, perturb_magnitude
 from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
+from cubeguard.cubes.values import input_names, stored_cells, sum_name, unperturbed
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Magnitude, Problem, problems
 from cubeguard.methods.cell_key.model import CellKeyStep, MagnitudeSpec
@@ -37,13 +38,33 @@ def ptable(step: CellKeyStep) -> PTable:
 
 
 def prepare(step: CellKeyStep) -> CubeFunction:
-    """Perturb a cube with the step's p-table (Handbook on SDC v2, 5.4)."""
+    """Perturb a cube with the step's p-table (Handbook on SDC v2, 5.4), and the sums it holds (5.7).
+
+    A cube tabulated with the sums of a column the step declares in ``magnitudes`` gets
+    ``sum.<column>`` replaced by the published sums (:func:`magnitudes`, from the original counts,
+    so the cell has the same value as in a flexible table) and loses the inputs of their
+    perturbation (top contributions, extremes, non-zero key sums).
+    """
     table = ptable(step)
+    sums = magnitudes(step) if step.magnitudes else {}
 
     def perturb(cube: xr.Dataset) -> xr.Dataset:
-        return perturb_cube(cube, table)
+        return perturb_cube(_perturbed_sums(cube, sums), table)
 
     return perturb
+
+
+def _perturbed_sums(cube: xr.Dataset, sums: dict[str, Magnitude]) -> xr.Dataset:
+    """``cube`` with the sums of each column of ``sums`` it holds unperturbed replaced by their published values."""
+    scale = KeyScale.from_label(str(cube.attrs["key_scale"])) if sums else None
+    for column in unperturbed(cube):
+        if column not in sums or scale is None:
+            continue
+        published = sums[column].perturb(stored_cells(cube, column, scale)).reshape(cube["count"].shape)
+        inputs = [v for v in input_names(column, sums[column].top_k) if v in cube.data_vars]
+        dims = cube[sum_name(column)].dims
+        cube = cube.drop_vars(inputs).assign({sum_name(column): (dims, published)})
+    return cube
 
 
 def cells(step: CellKeyStep) -> CellFunction:
