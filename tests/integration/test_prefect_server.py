@@ -86,7 +86,7 @@ def test_served_deployment_runs_with_a_parameter_changed_from_the_ui(server: dic
     )  # fmt: skip
     try:
         _wait(lambda: "cubeguard-release/tiny" in (tmp_path / "serve.log").read_text(), "the deployment", 240)
-        params = {"overrides": {"steps[0].D": 8, "steps[0].V": 6}, "release_id": "ui-rerun"}
+        params = {"overrides": {"steps[0].mono": False}, "release_id": "ui-rerun"}  # secrets only by reference
         done = subprocess.run(
             [sys.executable, "-c", TRIGGER, json.dumps(params)],
             env=server, capture_output=True, text=True, timeout=1200, check=True,
@@ -102,4 +102,4 @@ def test_served_deployment_runs_with_a_parameter_changed_from_the_ui(server: dic
         (stored,) = list(store.records())
     record = stored.record
     assert record.outcome == "published" and record.release_id == "ui-rerun"
-    assert '"steps[0].D": 8' in record.config_text and record.run_id != "local"
+    assert '"steps[0].mono": false' in record.config_text and record.run_id != "local"

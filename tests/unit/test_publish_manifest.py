@@ -145,7 +145,7 @@ SHOWN = {"method", "name", "cubes"}
 SWAP_WITHHELD = {"household_id", "carry_along", "swap_rate", "seed", "where", "report_cubes"}
 FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "identity": (set(), set()),
-    "cell_key": ({"js", "ptable_file"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
+    "cell_key": ({"js", "ptable_file", "magnitudes"}, {"D", "V", "pstay", "optim", "mono", "allow_stacking"}),
     "conventional_rounding": ({"base"}, set()),
     "controlled_rounding": (
         {"base", "steps", "stop", "time_limit_s", "partition_above_cells", "block_cells", "fallback", "hold"},
@@ -204,6 +204,7 @@ def test_the_whitelist_shows_the_public_fields_and_nothing_else(model: type[Base
         "unit": "records",
         "start": bounds,
         "target": bounds,
+        "magnitudes": {"age": None},
     }
     step = model.model_construct(**{f: values.get(f, 0) for f in model.model_fields if f in public})
     shown = BY_NAME[_method(model)].public(step)

@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 
 from cubeguard.config import load_release
-from tests.conftest import TINY_CONFIG, load_problems
-from tests.tables_release import TABLES
+from tests.conftest import TINY_CONFIG as PLAIN
+from tests.conftest import load_problems
+from tests.tables_release import TABLES, with_magnitudes
+
+TINY_CONFIG = with_magnitudes(PLAIN)  # the tables' means need the sums of age perturbed
 
 # A second classification of the age column whose bands cross AGE's (0-9 against 0-4 and 5-14).
 AGE10 = """\
@@ -68,7 +71,7 @@ def test_nested_classifications_of_one_column_are_allowed(tmp_path: Path) -> Non
 
 def test_tables_need_the_release_protected_by_one_cell_key_step_alone(tmp_path: Path) -> None:
     steps = "  - {method: cell_key, D: 5, V: 3, js: 2}\n"
-    text = TINY_CONFIG.replace(steps, steps + "  - {method: conventional_rounding, base: 3, cubes: [c2]}\n")
+    text = with_magnitudes(PLAIN.replace(steps, steps + "  - {method: conventional_rounding, base: 3, cubes: [c2]}\n"))
     (p,) = _problems(tmp_path, text + TABLES)
     assert p.startswith("tables (c.yaml line 47): flexible tables are protected with the release's step")
     assert p.endswith("a cell_key step or a random_rounding step with margins: independent and no seed")
@@ -85,7 +88,7 @@ def test_tables_need_the_release_protected_by_one_cell_key_step_alone(tmp_path: 
 def test_random_rounding_serves_tables_only_when_a_cell_rounds_alike_in_every_table(
     tmp_path: Path, step: str, allowed: bool
 ) -> None:
-    text = TINY_CONFIG.replace("{method: cell_key, D: 5, V: 3, js: 2}", step) + TABLES
+    text = PLAIN.replace("{method: cell_key, D: 5, V: 3, js: 2}", step) + TABLES
     problems = [p for p in load_problems(tmp_path, text, missing_ok=True) if p.startswith("tables ")]
     assert bool(problems) != allowed
 
