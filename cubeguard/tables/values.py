@@ -16,23 +16,21 @@ import numpy.typing as npt
 from numba import literal_unroll, njit
 
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.values import add_record, empty_values, flat, value_margins
+from cubeguard.cubes.values import add_indexed, empty_values, value_margins
 from cubeguard.tables.expand import gather
 
 Pairs = tuple[tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]], ...]
 
 
 @njit(nogil=True, cache=True)
-def _tabulate(pairs, mask, keys, values, counts, key_sums, nz_key_sums, sums, high, low, top, rank):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Add every record of the population to its bottom cell (see :func:`cubeguard.tables.kernel.tabulate`)."""
+def _cells(pairs, mask, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Each record's bottom cell, or -1 when the filters or the population leave it out (see :mod:`.kernel`)."""
     use_mask = mask.size > 0
-    for r in range(keys.size):
+    for r in range(out.size):
         i = 0
         for pair in literal_unroll(pairs):
             i += pair[1][pair[0][r]]
-        if i < 0 or (use_mask and mask[r] == 0):
-            continue
-        add_record(i, values[r], keys[r], r, counts, key_sums, nz_key_sums, sums, high, low, top, rank)
+        out[r] = -1 if i < 0 or (use_mask and mask[r] == 0) else i
 
 
 def tabulate_values(
@@ -44,8 +42,10 @@ def tabulate_values(
     top_k: int,
 ) -> dict[str, npt.NDArray[Any]]:
     """Per bottom cell of ``shape``: counts, key sums, non-zero key sums, sums, high, low, top, rank."""
+    cells = np.empty(keys.size, dtype=np.int64)
+    _cells(pairs, mask, cells)
     out = empty_values(shape, top_k)
-    _tabulate(pairs, mask, keys, values, *flat(out))
+    add_indexed(out, cells, values, keys, 0)
     return out
 
 
