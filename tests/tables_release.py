@@ -23,25 +23,34 @@ tables:
 RELEASE_ID = "tiny-r1"
 AGE_PTABLE = Path(__file__).resolve().parents[1] / "configs" / "ptables" / "demo_age_num.csv"
 CELL_KEY = "{method: cell_key, D: 5, V: 3, js: 2"
-#: The demo's magnitude perturbation of age (configs/demo.yaml), which tables with means need.
-MAGNITUDES = (
-    ", magnitudes: {age: {type: top_contr, top_k: 2, mult: {mult: flex, fp: 1000, p_small: 0.3, p_large: 0.05, "
-    f"epsilon: [1, 0.5], q: 3}}, ptable_file: {AGE_PTABLE}}}}}"
-)
+#: Magnitude perturbations of age, which tables with means need: by the two largest ages of a cell
+#: (cellKey's top contributions), or as configs/demo.yaml by the cell's mean (sums only: summed from crossings).
+MAGNITUDES = {
+    "top_contr": "type: top_contr, top_k: 2, mult: {mult: flex, fp: 1000, p_small: 0.3, p_large: 0.05, "
+    "epsilon: [1, 0.5], q: 3}",
+    "mean": "type: mean, mult: {mult: flex, fp: 1000, p_small: 0.3, p_large: 0.05, epsilon: [1], q: 3}",
+}
 
 
-def with_magnitudes(config: str) -> str:
+def with_magnitudes(config: str, kind: str = "top_contr") -> str:
     """``config`` whose cell key step also perturbs the sums of age (for means)."""
     assert CELL_KEY + "}" in config
-    return config.replace(CELL_KEY + "}", CELL_KEY + MAGNITUDES + "}")
+    spec = f", magnitudes: {{age: {{{MAGNITUDES[kind]}, ptable_file: {AGE_PTABLE}}}}}"
+    return config.replace(CELL_KEY + "}", CELL_KEY + spec + "}")
 
 
-def publish(folder: Path, tables: str = TABLES, data: pd.DataFrame | None = None, config: str = TINY_CONFIG) -> Path:
+def publish(
+    folder: Path,
+    tables: str = TABLES,
+    data: pd.DataFrame | None = None,
+    config: str = TINY_CONFIG,
+    magnitudes: str = "top_contr",
+) -> Path:
     """Write microdata and config into ``folder``, release them as ``RELEASE_ID``; return the config path."""
     (folder / "data").mkdir(parents=True)
     (tiny_microdata() if data is None else data).to_parquet(folder / "data" / "persons.parquet", row_group_size=2000)
     path = folder / "tiny.yaml"
-    path.write_text((with_magnitudes(config) if "means:" in tables else config) + tables)
+    path.write_text((with_magnitudes(config, magnitudes) if "means:" in tables else config) + tables)
     services = Services(validate=validate_release, gate=gate_release)
     spec, prepared = prepare(RunSpec(str(path), release_id=RELEASE_ID), services)
     walk(spec, PlainRunner(services), {"prepare": prepared})

@@ -55,10 +55,13 @@ class Magnitude:
     Attributes:
         top_k: the largest contributions per cell the perturbation reads (0: none).
         perturb: published sums for cells given as :class:`cubeguard.ckm.magnitude.MagnitudeCells`.
+        additive: the perturbation reads only counts, sums and key sums (no extremes, no top
+            contributions), which a table can sum from a finer one.
     """
 
     top_k: int
     perturb: Callable[[MagnitudeCells], npt.NDArray[np.float64]]
+    additive: bool = False
 
 
 ReportCubes = Annotated[

@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
-import numpy.typing as npt
 
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.tables.derive import Bottoms, Entry, Full, Refinements, expanded, plan_from
+from cubeguard.tables.derive import COUNTS, Bottoms, Entry, Full, Refinements, expanded, plan_from
 
 Tabulate = Callable[[list[Breakdown]], Bottoms]
 
@@ -55,6 +54,7 @@ class Crossings:
         budget_cells: int,
         refines: Refinements,
         folder: Path | None = None,
+        fields: tuple[str, ...] = COUNTS,
     ) -> None:
         finest: dict[str, Breakdown] = {}
         for bd in offered.values():
@@ -62,6 +62,7 @@ class Crossings:
             if var not in finest or bd.n_bottom > finest[var].n_bottom:
                 finest[var] = bd
         self.refines = refines
+        self.fields = fields  # what each crossing holds: counts and key sums, and the sums of additive means
         self._finest = [finest[v] for v in sorted(finest)]
         combos = itertools.combinations(self._finest, min(size, len(self._finest)))
         by_size = sorted(combos, key=lambda c: (math.prod(b.n_bottom for b in c), [b.id for b in c]))
@@ -91,7 +92,7 @@ class Crossings:
             entry = self._mapped(combo)
             with self._lock:
                 self.loaded += entry is not None
-            entry = entry or self._kept(combo, *tabulate(list(combo)))
+            entry = entry or self._kept(combo, tabulate(list(combo)))
             with self._lock:
                 self._tables[_variables(combo)] = entry
 
@@ -120,53 +121,55 @@ class Crossings:
             self.folder = None  # a read-only store: the crossings stay in memory
             return None
 
-    def _files(self, folder: Path, combo: tuple[Breakdown, ...]) -> tuple[Path, Path]:
+    def _files(self, folder: Path, combo: tuple[Breakdown, ...]) -> dict[str, Path]:
         ids = [b.id for b in combo]
         digest = hashlib.sha256("\0".join(ids).encode()).hexdigest()[:12]
         stem = "+".join("".join(c if c.isalnum() or c in "._-" else "_" for c in i) for i in ids)
-        return folder / f"{stem}-{digest}.counts.npy", folder / f"{stem}-{digest}.key_sums.npy"
+        return {name: folder / f"{stem}-{digest}.{name}.npy" for name in self.fields}
 
     def _mapped(self, combo: tuple[Breakdown, ...]) -> Entry | None:
         """The crossing from its files, mapped read-only, if they were written before and fit it."""
         if self.folder is None:
             return None
         try:
-            counts, key_sums = (np.load(f, mmap_mode="r") for f in self._files(self.folder, combo))
+            fields = {name: np.load(f, mmap_mode="r") for name, f in self._files(self.folder, combo).items()}
         except (OSError, ValueError):
             return None
         shape = tuple(b.n_bottom for b in combo)
-        if (counts.shape, key_sums.shape, counts.dtype, key_sums.dtype) != (shape, shape, np.int64, np.uint64):
+        if any(a.shape != shape or a.dtype != _DTYPES[name.split(".")[0]] for name, a in fields.items()):
             return None
-        return Entry(combo, counts, key_sums)
+        return Entry(combo, fields)
 
-    def _kept(
-        self, combo: tuple[Breakdown, ...], counts: npt.NDArray[np.int64], key_sums: npt.NDArray[np.uint64]
-    ) -> Entry:
+    def _kept(self, combo: tuple[Breakdown, ...], fields: Bottoms) -> Entry:
         """Write a tabulated crossing to its files and map them (kept in memory when they cannot be written)."""
+        kept = {name: fields[name] for name in self.fields}
         if self.folder is None:
-            return Entry(combo, counts, key_sums)
+            return Entry(combo, kept)
         try:
-            for path, array in zip(self._files(self.folder, combo), (counts, key_sums), strict=True):
+            for name, path in self._files(self.folder, combo).items():
                 part = path.with_name(f".{path.name}.{os.getpid()}.part")
                 with part.open("wb") as out:
-                    np.save(out, array)
+                    np.save(out, kept[name])
                 os.replace(part, path)
         except OSError:
-            return Entry(combo, counts, key_sums)
-        return self._mapped(combo) or Entry(combo, counts, key_sums)
+            return Entry(combo, kept)
+        return self._mapped(combo) or Entry(combo, kept)
 
-    def derive(self, bds: list[Breakdown]) -> Full | None:
-        """The table of ``bds`` (margins included) summed from the smallest ready crossing that holds their variables."""
+    def derive(self, bds: list[Breakdown], names: tuple[str, ...] = COUNTS) -> Full | None:
+        """Fields ``names`` of the table of ``bds`` (margins included) from the smallest ready crossing holding its variables."""
         wanted = _variables(bds)
         if len(wanted) != len(bds):
             return None  # a variable twice: no crossing holds it twice
         with self._lock:
             holding = [e for key, e in self._tables.items() if wanted <= key]
-        for entry in sorted(holding, key=lambda e: e.counts.size):
+        for entry in sorted(holding, key=lambda e: e.cells):
             plan = plan_from(entry.breakdowns, bds, self.refines)
             if plan is not None:
-                return expanded(entry, plan, bds)
+                return expanded(entry, plan, bds, names)
         return None
+
+
+_DTYPES = {"counts": np.int64, "key_sums": np.uint64, "nz_key_sums": np.uint64, "sums": np.float64}
 
 
 def _variables(bds: tuple[Breakdown, ...] | list[Breakdown]) -> frozenset[str]:

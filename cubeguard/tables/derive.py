@@ -1,6 +1,7 @@
 """Tables derived from finer tables already tabulated, instead of another pass over the records.
 
-Counts and key sums add up exactly (integers; key sums modulo 2**64), so a table summed from the
+Counts and key sums add up exactly (integers; key sums modulo 2**64), and so do the sums of a mean's
+whole-number column and the key sums of its non-zero records, so a table summed from the
 bottom cells of a finer one, one that crosses the same variables at levels that refine the
 table's (and maybe more variables, summed out), has the same counts and cell keys as a table
 tabulated from the records, hence the same published values. Two selections of one hierarchy
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +25,11 @@ import numpy.typing as npt
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.tables.expand import Ranges, gather
 
-#: Counts and key sums of a table's cells: its bottom cells, or (:data:`Full`) every cell, totals included.
-Bottoms = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]
-Full = Bottoms
+#: Additive fields of a table's cells by name (``counts``, ``key_sums``, and for a mean's column
+#: ``sums.<column>``, ``nz_key_sums.<column>``): its bottom cells, or (:data:`Full`) every cell, totals included.
+Bottoms = Mapping[str, npt.NDArray[Any]]
+Full = dict[str, npt.NDArray[Any]]
+COUNTS = ("counts", "key_sums")
 
 
 class Refinements:
@@ -62,11 +67,15 @@ def refinement(fine: Breakdown, coarse: Breakdown) -> npt.NDArray[np.intp] | Non
 
 @dataclass(frozen=True)
 class Entry:
-    """The bottom cells of one tabulated table: its breakdowns, counts and key sums."""
+    """The bottom cells of one tabulated table: its breakdowns and additive fields (:data:`Bottoms`)."""
 
     breakdowns: tuple[Breakdown, ...]
-    counts: npt.NDArray[np.int64]
-    key_sums: npt.NDArray[np.uint64]
+    fields: Bottoms
+
+    @property
+    def cells(self) -> int:
+        """Bottom cells."""
+        return int(self.fields["counts"].size)
 
 
 class BottomCache:
@@ -85,11 +94,11 @@ class BottomCache:
         with self._lock:
             if key in self._entries:
                 return
-            self._entries[key] = Entry(tuple(bds), *bottoms)
-            self._held += bottoms[0].size
+            self._entries[key] = Entry(tuple(bds), bottoms)
+            self._held += bottoms["counts"].size
             while self._held > self.cells and len(self._entries) > 1:
                 _, old = self._entries.popitem(last=False)
-                self._held -= old.counts.size
+                self._held -= old.cells
 
     def derive(self, scope: tuple[object, ...], bds: list[Breakdown]) -> Full | None:
         """The table of ``bds`` (margins included) summed from a kept finer table of the same scope, if there is one."""
@@ -101,7 +110,7 @@ class BottomCache:
                 with self._lock:
                     if key in self._entries:
                         self._entries.move_to_end(key)
-                return expanded(entry, plan, bds)
+                return expanded(entry, plan, bds, COUNTS)
         return None
 
 
@@ -121,14 +130,19 @@ def plan_from(
     return plan
 
 
-def expanded(entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]], bds: list[Breakdown]) -> Full:
-    """The table of ``bds``, margins included, summed from ``entry`` along ``plan`` (from :func:`plan_from`).
+def expanded(
+    entry: Entry, plan: list[tuple[int, npt.NDArray[np.intp]]], bds: list[Breakdown], names: tuple[str, ...]
+) -> Full | None:
+    """The fields ``names`` of the table of ``bds``, margins included, summed from ``entry`` along ``plan``.
 
     A code of ``bds[d]`` covers a range of its bottom positions, and each of those a range of the
-    source axis's (``starts``), so it covers one range of the source's bottom positions.
+    source axis's (``starts`` from :func:`plan_from`), so it covers one range of the source's bottom
+    positions. None when ``entry`` lacks one of the fields.
     """
+    if any(name not in entry.fields for name in names):
+        return None
     axes: list[tuple[int, Ranges]] = []
     for (axis, starts), bd in zip(plan, bds, strict=True):
-        bounds = np.append(starts, entry.counts.shape[axis]).astype(np.int64)
+        bounds = np.append(starts, entry.fields["counts"].shape[axis]).astype(np.int64)
         axes.append((axis, (bounds[bd.lo], bounds[bd.hi])))
-    return gather(entry.counts, axes), gather(entry.key_sums, axes)
+    return {name: gather(entry.fields[name], axes) for name in names}

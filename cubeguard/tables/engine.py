@@ -32,7 +32,7 @@ from cubeguard.cubes.values import magnitude_cells
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.base import CellFunction, Magnitude
 from cubeguard.tables.crossings import Crossings
-from cubeguard.tables.derive import BottomCache, Refinements
+from cubeguard.tables.derive import COUNTS, BottomCache, Full, Refinements
 from cubeguard.tables.expand import gather, margins
 from cubeguard.tables.households import Plan, SizeLink, check_identity, place, size_weights
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
@@ -109,12 +109,15 @@ class TableEngine:
         self._cached_cells = 0
         self._refines = Refinements()  # the engine's breakdowns live as long as it does: ids stay unique
         self._bottoms = BottomCache(BOTTOM_CELLS, self._refines)
+        #: columns of means whose perturbation needs only sums: the crossings hold their sums too
+        self._summed = sorted({m.column for m in self.spec.means.values() if self._additive(m.column)})
         self.crossings = Crossings(
             self.offered,
             self.spec.max_dimensions,
             self.spec.precompute_cells,
             self._refines,
             store.folder / "crossings",
+            COUNTS + tuple(f"{f}.{c}" for c in self._summed for f in ("sums", "nz_key_sums")),
         )
         self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
@@ -154,8 +157,16 @@ class TableEngine:
         """Tabulate the planned finest crossings of the default population (see :mod:`cubeguard.tables.crossings`)."""
         population = self.spec.populations[0]
 
-        def bottoms(bds: list[Breakdown]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-            return self._tabulated(TableQuery(breakdowns=[b.id for b in bds], population=population), bds)
+        def bottoms(bds: list[Breakdown]) -> Full:
+            query = TableQuery(breakdowns=[b.id for b in bds], population=population)
+            if not self._summed:
+                return dict(zip(COUNTS, self._tabulated(query, bds), strict=True))
+            out: Full = {}
+            for column in self._summed:
+                cells = self._bottom_values(query, bds, column, 0)
+                out |= {"counts": cells["counts"], "key_sums": cells["key_sums"]}
+                out |= {f"{f}.{column}": cells[f] for f in ("sums", "nz_key_sums")}
+            return out
 
         self.crossings.build(bottoms, workers)
 
@@ -191,20 +202,37 @@ class TableEngine:
         return Answer(query, tuple(bds), published, mean, attrs)
 
     def _values(self, query: TableQuery, bds: list[Breakdown]) -> dict[str, npt.NDArray[Any]]:
-        """Every cell's count, key sums, sum, extremes and top contributions of the mean's column (one pass)."""
+        """Every cell's count, key sums, sum, extremes and top contributions of the mean's column.
+
+        Summed from a crossing when the perturbation needs only sums (:attr:`Magnitude.additive`)
+        and the table is of the default population without filters; otherwise one pass over the records.
+        """
         column = self.spec.means[str(query.mean)].column
         magnitude = self._magnitude(str(query.mean))
+        if column in self._summed and not query.filters and query.population == self.spec.populations[0]:
+            found = self.crossings.derive(bds, (*COUNTS, f"sums.{column}", f"nz_key_sums.{column}"))
+            if found is not None:
+                return _summed_only(found, column)
+        return with_margins(self._bottom_values(query, bds, column, magnitude.top_k), bds)
+
+    def _bottom_values(
+        self, query: TableQuery, bds: list[Breakdown], column: str, top_k: int
+    ) -> dict[str, npt.NDArray[Any]]:
+        """One pass over the records: the bottom cells' magnitude inputs for ``column``."""
         with self._lock:
             self.passes += 1
-        bottom = tabulate_values(
+        return tabulate_values(
             tuple(self._pairs(bds, query.filters)),
             tuple(b.n_bottom for b in bds),
             self._mask(query.population),
             self.store.keys,
             self.store.values[column],
-            magnitude.top_k,
+            top_k,
         )
-        return with_margins(bottom, bds)
+
+    def _additive(self, column: str) -> bool:
+        found = self.magnitudes.get(column)
+        return found is not None and found.additive
 
     def _magnitude(self, name: str) -> Magnitude:
         found = self.magnitudes.get(self.spec.means[name].column)
@@ -238,12 +266,13 @@ class TableEngine:
         if found is None:
             fine = self._finest(bds)
             counts, key_sums = self._tabulated(query, fine)
-            self._bottoms.add(scope, fine, (counts, key_sums))
+            self._bottoms.add(scope, fine, {"counts": counts, "key_sums": key_sums})
             same = all(f is b for f, b in zip(fine, bds, strict=True))
-            found = (margins(counts, bds), margins(key_sums, bds)) if same else self._bottoms.derive(scope, bds)
+            whole: Full = {"counts": margins(counts, bds), "key_sums": margins(key_sums, bds)}
+            found = whole if same else self._bottoms.derive(scope, bds)
             if found is None:
                 raise InternalError("a table could not be summed from the finer one just tabulated; this is a bug")
-        return found[0], found[1]
+        return found["counts"], found["key_sums"]
 
     def _finest(self, bds: list[Breakdown]) -> list[Breakdown]:
         """The finest offered level of each variable that refines the asked one, within :data:`FINE_CELLS`."""
@@ -358,6 +387,21 @@ class TableEngine:
                 f"the key store of release {self.release_id} has no column {bd.column!r}; release again after "
                 "changing tables.breakdowns"
             ) from None
+
+
+def _summed_only(found: Full, column: str) -> dict[str, npt.NDArray[Any]]:
+    """Magnitude inputs of cells summed from a crossing: sums and key sums, no extremes or top contributions."""
+    shape = found["counts"].shape
+    return {
+        "counts": found["counts"],
+        "key_sums": found["key_sums"],
+        "sums": found[f"sums.{column}"],
+        "nz_key_sums": found[f"nz_key_sums.{column}"],
+        "high": np.zeros(shape),
+        "low": np.zeros(shape),
+        "top": np.full((*shape, 1), np.nan),
+        "rank": np.full((*shape, 1), -1, dtype=np.int64),
+    }
 
 
 def _cells(found: Answer | TableRefused) -> int:

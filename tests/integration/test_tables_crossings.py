@@ -14,8 +14,10 @@ from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import Refinements
 from cubeguard.tables.describe import describe_release
 from cubeguard.tables.engine import TableEngine
+from cubeguard.tables.query import TableQuery
 from cubeguard.tables.served import open_served
 from tests.integration.test_tables_engine import _random_query, served  # noqa: F401  (fixture)
+from tests.tables_release import publish
 
 
 def test_every_table_of_the_default_population_is_summed_from_a_crossing(served: tuple[Path, TableEngine]) -> None:  # noqa: F811
@@ -136,7 +138,7 @@ def test_a_crossing_file_that_does_not_fit_is_tabulated_again(served: tuple[Path
     crossings = engine.crossings
     assert crossings.folder is not None
     combo = crossings.planned[0]
-    counts_file, _ = crossings._files(crossings.folder, combo)
+    counts_file = crossings._files(crossings.folder, combo)["counts"]
     np.save(counts_file, np.zeros(3, dtype=np.int64))  # another shape: say, left by an older version
     fresh = open_served(config)
     opened = fresh.passes
@@ -144,3 +146,24 @@ def test_a_crossing_file_that_does_not_fit_is_tabulated_again(served: tuple[Path
     assert fresh.passes == opened + 1
     assert fresh.crossings.loaded == len(fresh.crossings.planned) - 1
     assert np.load(counts_file).shape == tuple(b.n_bottom for b in combo)
+
+
+def test_means_of_a_sums_only_perturbation_are_summed_from_crossings_as_from_the_records(
+    tmp_path: Path,
+) -> None:
+    """Type mean reads sums and key sums only: a crossing holds them, and gives the record pass's answer."""
+    engine = open_served(publish(tmp_path, magnitudes="mean"))
+    assert "sums.age" in engine.crossings.fields
+    engine.build_crossings(workers=1)
+    fresh = open_served(engine.release.path)  # its crossings not built: every mean from the records
+    fresh.crossings._tables.clear()
+    summed = 0
+    tables = [["SEX"], ["GEO.1"], ["GEO.2", "SEX"], ["SEX", "GEO.1"], ["GEO.2"]]
+    for breakdowns in tables:
+        query = TableQuery(breakdowns=breakdowns, mean="age")
+        before = engine.passes
+        mine, theirs = engine.tabulate(query), fresh.tabulate(query)
+        summed += engine.passes == before
+        assert np.array_equal(mine["count"].values, theirs["count"].values)
+        assert np.array_equal(mine["mean"].values, theirs["mean"].values, equal_nan=True)
+    assert summed == len(tables)

@@ -89,7 +89,7 @@ def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
         perturbed = perturb_magnitudes(cells, spec, table).perturbed
         return np.round(perturbed / spec.unit) * spec.unit
 
-    return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb)
+    return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb, additive=spec.type in ("mean", "sum"))
 
 
 def public(step: CellKeyStep) -> dict[str, object]:
