@@ -72,9 +72,10 @@ class TablesSpec(Frozen):
     precompute_cells: int = Field(
         default=50_000_000,
         ge=0,
-        description="Bottom cells (16 bytes each) of the finest crossings of max_dimensions variables that the "
-        "service tabulates when it starts, smallest first, so a new table within them is summed instead of "
-        "tabulated from the records (0: none).",
+        description="Bottom cells (16 bytes each, 16 more per mean whose magnitude type is mean or sum) of the "
+        "finest crossings of max_dimensions variables that the service tabulates when it starts, smallest first, "
+        "so a new table within them (with such a mean or none) is summed instead of tabulated from the records "
+        "(0: none).",
     )
     household_size: HouseholdSizeSpec | None = Field(
         default=None,

@@ -8,7 +8,10 @@ those a pass over the records gives). So the engine tabulates, when a release is
 crossing of ``max_dimensions`` offered variables at their finest levels, smallest first, up to
 ``tables.precompute_cells`` bottom cells (16 bytes each), in background threads; a table whose
 crossing is ready costs a pass over the crossing per dimension instead of a pass over the records
-(about 20 ms at 10M records). Until then, and for other populations, filters or means, the engine
+(about 20 ms at 10M records). A mean whose magnitude perturbation reads only sums (cellKey's types
+``mean`` and ``sum``) is summed the same way: its column's sums and the key sums of its non-zero
+records are whole numbers and add up exactly too, so each crossing holds them as well (16 more
+bytes a cell per such column). Until then, and for other populations, filters or means, the engine
 tabulates as before.
 
 The crossings are kept in a ``crossings`` folder inside the key store's, as ``.npy`` files the
