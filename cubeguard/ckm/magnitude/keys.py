@@ -55,8 +55,9 @@ def scramble_keys(cell_keys: npt.ArrayLike, top_k: int, same_key: bool) -> npt.N
 
     Vectorised (:func:`_fixed_digits`, :func:`_rotated_keys`): a key written by ``as.character``
     in fixed notation with at least two decimals is a digit rotation, read back as R does. The
-    rest - 0, keys in scientific notation (below 1e-4), one-decimal keys, and the few whose 15th
-    digit is too close to a tie for the long-double test - take :func:`scramble_keys_reference`.
+    rest - keys in scientific notation (below 1e-4), one-decimal keys, and the few whose 15th
+    digit is too close to a tie for the long-double test - take :func:`scramble_keys_reference`;
+    a key of 0 stays 0 in every component.
     ``same_key`` with ``top_k = 1`` returns the keys unchanged.
     """
     keys = np.asarray(cell_keys, dtype=np.float64).ravel()
@@ -65,7 +66,9 @@ def scramble_keys(cell_keys: npt.ArrayLike, top_k: int, same_key: bool) -> npt.N
     digits, decimals, fast = _fixed_digits(keys)
     out = np.empty((keys.size, top_k), dtype=np.float64)
     out[fast] = _rotated_keys(digits[fast], decimals[fast], top_k, 0 if same_key else 1)
-    slow = ~fast
+    zero = keys == 0.0  # "0" rotates to "00": 0 (most cells of a large table are empty)
+    out[zero] = 0.0
+    slow = ~fast & ~zero
     if slow.any():
         out[slow] = scramble_keys_reference(keys[slow], top_k, same_key)
     return out

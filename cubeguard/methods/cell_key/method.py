@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -86,10 +87,19 @@ def magnitudes(step: CellKeyStep) -> dict[str, Magnitude]:
 
 def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
     def perturb(cells: MagnitudeCells) -> npt.NDArray[np.float64]:
-        perturbed = perturb_magnitudes(cells, spec, table).perturbed
+        # An empty cell publishes 0 whatever its key; most cells of a large table are empty. (cellKey's
+        # top-k bug carries a count from cell to cell, empty ones included: that mode takes every cell.)
+        live = cells.counts > 0 if spec.topk == "correct" else np.ones(cells.counts.size, dtype=bool)
+        perturbed = np.zeros(cells.counts.size)
+        perturbed[live] = perturb_magnitudes(_rows(cells, live), spec, table).perturbed
         return np.round(perturbed / spec.unit) * spec.unit
 
     return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb, additive=spec.type in ("mean", "sum"))
+
+
+def _rows(cells: MagnitudeCells, rows: npt.NDArray[np.bool_]) -> MagnitudeCells:
+    """The cells of ``rows`` only."""
+    return MagnitudeCells(**{f.name: getattr(cells, f.name)[rows] for f in dataclasses.fields(cells)})
 
 
 def public(step: CellKeyStep) -> dict[str, object]:
