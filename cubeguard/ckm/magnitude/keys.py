@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from cubeguard.ckm.magnitude._rnum import r_as_character, r_pow10, r_strtod
 
@@ -105,20 +106,27 @@ def _fixed_digits(keys: FloatArray) -> tuple[IntArray, IntArray, BoolArray]:
     x = np.where(positive, keys, 0.5)
     exponent = np.floor(np.log10(x)).astype(np.int64)  # -4 .. -1
     scaled = x.astype(np.longdouble) * _POW10[_SIGNIFICANT - 1 - exponent]
-    whole = np.floor(scaled)
-    tie = np.abs(scaled - whole - 0.5) < _TIE_MARGIN
-    digits = np.rint(scaled).astype(np.int64)
+    whole = scaled.astype(np.int64)  # positive and below 10**15: truncation is the floor, exactly
+    fraction = scaled - whole  # exact in long double
+    tie = np.abs(fraction - 0.5) < _TIE_MARGIN
+    digits = whole + (fraction > 0.5)  # rounded to nearest (a tie takes the reference path)
     in_range = (digits >= 10 ** (_SIGNIFICANT - 1)) & (digits < 10**_SIGNIFICANT)  # log10 was right
     significant = np.full(keys.size, _SIGNIFICANT, dtype=np.int64)
-    for _ in range(_SIGNIFICANT - 1):
-        zero = (digits % 10 == 0) & (significant > 1)
-        digits = np.where(zero, digits // 10, digits)
-        significant -= zero
+    _strip_zeros(digits, significant)
     decimals = significant - exponent - 1
     fixed_len = 2 + decimals
     sci_len = np.where(significant > 1, significant + 1, 1) + 4  # "d.ddde-0k"
     usable = positive & ~tie & in_range & (fixed_len <= sci_len) & (decimals >= 2)
     return digits, decimals, usable
+
+
+@njit(nogil=True, cache=True)
+def _strip_zeros(digits: IntArray, significant: IntArray) -> None:  # pragma: no cover - compiled
+    """Drop trailing zeros in place, as R drops them (at least one digit stays)."""
+    for n in range(digits.size):
+        while significant[n] > 1 and digits[n] % 10 == 0:
+            digits[n] //= 10
+            significant[n] -= 1
 
 
 def _rotated_keys(digits: IntArray, decimals: IntArray, top_k: int, first: int) -> FloatArray:
