@@ -13,6 +13,7 @@ from cubeguard.ckm.magnitude import (
     SimpleParams,
     merge_top,
     perturb_magnitudes,
+    perturbed_sums,
     tabulate_magnitudes,
     top_contributions,
 )
@@ -80,6 +81,17 @@ def test_zero_cells_stay_zero_and_no_cell_changes_sign(
     # the running value never crosses 0; the long-double total may differ in the last bits
     tolerance = 1e-9 * np.maximum(np.abs(cells.sums), 1.0)
     assert (result.perturbed * np.sign(cells.sums) >= -tolerance).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(records, st.sampled_from(PARAMS))
+def test_the_serving_path_publishes_the_recorded_paths_sums_bit_for_bit(
+    data: tuple[list[int], list[int], list[float]], params: MagnitudeParams
+) -> None:
+    cells = tabulate(*data)
+    np.testing.assert_array_equal(
+        perturbed_sums(cells, params, NOISY), perturb_magnitudes(cells, params, NOISY).perturbed
+    )
 
 
 @settings(max_examples=40, deadline=None)

@@ -28,6 +28,7 @@ from cubeguard.ckm.magnitude.perturb import (
     MagnitudeResult,
     mean_before_sum,
     perturb_magnitudes,
+    perturbed_sums,
 )
 from cubeguard.ckm.magnitude.ptable import TYPES, NumPTable, NumPTableError, Separation, read_num_ptable, separation
 from cubeguard.ckm.magnitude.ptable_create import (
@@ -60,6 +61,7 @@ __all__ = [
     "merge_top",
     "num_ptable_params",
     "perturb_magnitudes",
+    "perturbed_sums",
     "read_num_ptable",
     "scramble_key",
     "scramble_keys",

@@ -65,15 +65,20 @@ def kernel_table(table: NumPTable) -> KernelTable:
     )
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _first_row(start: int, end: int, ub: np.ndarray, ck: float) -> int:  # pragma: no cover - compiled
-    for row in range(start, end):
-        if ck < ub[row]:
-            return row
-    return end - 1  # unreachable: the last bound is 1 > ck
+    """The first row of ``start..end-1`` whose upper bound exceeds ``ck`` (bounds ascend: a bisection)."""
+    lo, hi = start, end - 1  # the last bound is 1 > ck
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ck < ub[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def lookup_v(kind: int, ck: float, a: float, t: KernelTable, out: np.ndarray) -> int:  # pragma: no cover
     """Noise for type ``kind``, key ``ck``, ratio ``a``; returns the mode and fills ``out``.
 

@@ -123,47 +123,97 @@ def perturb_magnitudes(
         MagnitudeInputError: the arrays have different lengths.
         NumPTableError: even/odd tables with ``top_k > 1``.
     """
-    sep = separation(params, ptable)
+    inputs = _Inputs.of(cells, params, ptable, sensitive)
     n = cells.sums.size
-    flags = np.zeros(n, dtype=bool) if sensitive is None else np.asarray(sensitive, dtype=bool)
-    _check_lengths(cells, flags)
-    n_stored = stored_counts(cells.counts, params.topk)
-    x, n_used = _magnitudes(cells, params, n_stored)
-    keys = scramble_keys(cells.keys if params.use_zero_rkeys else cells.keys_nz, params.top_k, params.same_key)
-    parity = "all" not in ptable.types()
-    first = np.where(cells.counts % 2 == 0, TYPES.index("even"), TYPES.index("odd")) if parity else np.zeros(n)
-    mu = np.where(flags, params.mu_c, 0.0)
     out = _Buffers.empty(n, params.top_k)
-    mult = params.mult
-    flex = isinstance(mult, FlexParams)
-    coefficients = np.array(
-        [mult.fp, mult.p_small, mult.p_large, mult.q] if isinstance(mult, FlexParams) else [np.inf, mult.p, mult.p, 1.0]
-    )
-    _kernel(
-        cells.sums, x, n_used, keys, first.astype(np.int64), mu, flex, coefficients,
-        np.asarray(mult.epsilon, dtype=np.float64), sep.zs, kernel_table(ptable), out.ints, out.floats,
-    )  # fmt: skip
+    inputs.run(cells.sums, out.ints, out.floats, out.floats[_STEP_FIELDS.index("x_hat")], True)
     x_hat = np.nan_to_num(out.floats[_STEP_FIELDS.index("x_hat")], nan=0.0)
     pert = r_sum_rows(x_hat)
     early = out.ints[0, :, 0] == 0
     return MagnitudeResult(
         perturbed=cells.sums + pert,  # pert is 0 where the loop returned early
         pert=pert,
-        n_used=n_used,
+        n_used=inputs.n_used,
         returned_early=early,
-        n_stored=n_stored,
-        keys=keys,
-        x=x,
+        n_stored=inputs.n_stored,
+        keys=inputs.keys,
+        x=inputs.x,
         branch=out.ints[0].astype(np.int8),
-        first_lookup=first.astype(np.int8),
+        first_lookup=inputs.first.astype(np.int8),
         lookup=out.ints[1].astype(np.int8),
         rescaled=out.ints[2] == 1,
         zero_pert=out.ints[3] == 1,
         mode=out.ints[4].astype(np.int8),
         steps=dict(zip(_STEP_FIELDS, out.floats, strict=True)),
-        mu=mu,
-        separation=sep,
+        mu=inputs.mu,
+        separation=inputs.sep,
     )
+
+
+def perturbed_sums(
+    cells: MagnitudeCells, params: MagnitudeParams, ptable: NumPTable, sensitive: npt.ArrayLike | None = None
+) -> npt.NDArray[np.float64]:
+    """:attr:`MagnitudeResult.perturbed` of :func:`perturb_magnitudes`, bit for bit, without the intermediate values.
+
+    For serving: writing every intermediate value of every cell cost more than the perturbation.
+    """
+    inputs = _Inputs.of(cells, params, ptable, sensitive)
+    x_hat = np.full((cells.sums.size, params.top_k), np.nan)
+    none = np.empty((1, 1, 1), dtype=np.int64)
+    inputs.run(cells.sums, none, none.astype(np.float64), x_hat, False)
+    return cells.sums + r_sum_rows(np.nan_to_num(x_hat, nan=0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class _Inputs:
+    """What the per-cell loop reads, from the cells and the parameters."""
+
+    sep: Separation
+    n_stored: npt.NDArray[np.int64]
+    x: npt.NDArray[np.float64]
+    n_used: npt.NDArray[np.int64]
+    keys: npt.NDArray[np.float64]
+    first: npt.NDArray[np.int64]
+    mu: npt.NDArray[np.float64]
+    params: MagnitudeParams
+    table: KernelTable
+
+    @classmethod
+    def of(
+        cls, cells: MagnitudeCells, params: MagnitudeParams, ptable: NumPTable, sensitive: npt.ArrayLike | None
+    ) -> _Inputs:
+        sep = separation(params, ptable)
+        n = cells.sums.size
+        flags = np.zeros(n, dtype=bool) if sensitive is None else np.asarray(sensitive, dtype=bool)
+        _check_lengths(cells, flags)
+        n_stored = stored_counts(cells.counts, params.topk)
+        x, n_used = _magnitudes(cells, params, n_stored)
+        keys = scramble_keys(cells.keys if params.use_zero_rkeys else cells.keys_nz, params.top_k, params.same_key)
+        parity = "all" not in ptable.types()
+        first = np.where(cells.counts % 2 == 0, TYPES.index("even"), TYPES.index("odd")) if parity else np.zeros(n)
+        mu = np.where(flags, params.mu_c, 0.0)
+        return cls(sep, n_stored, x, n_used, keys, first.astype(np.int64), mu, params, kernel_table(ptable))
+
+    def run(
+        self,
+        sums: npt.NDArray[np.float64],
+        ints: npt.NDArray[np.int64],
+        floats: npt.NDArray[np.float64],
+        x_hat: npt.NDArray[np.float64],
+        record: bool,
+    ) -> None:
+        """The per-cell loop: ``x_hat`` per component, and with ``record`` every intermediate value."""
+        mult = self.params.mult
+        flex = isinstance(mult, FlexParams)
+        coefficients = np.array(
+            [mult.fp, mult.p_small, mult.p_large, mult.q]
+            if isinstance(mult, FlexParams)
+            else [np.inf, mult.p, mult.p, 1.0]
+        )
+        _kernel(
+            sums, self.x, self.n_used, self.keys, self.first, self.mu, flex, coefficients,
+            np.asarray(mult.epsilon, dtype=np.float64), self.sep.zs, self.table, ints, floats, x_hat, record,
+        )  # fmt: skip
 
 
 def mean_before_sum(perturbed: npt.ArrayLike, sums: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -232,44 +282,35 @@ def _kernel(
     eps: np.ndarray,  # (k,)
     zs: float,
     table: KernelTable,
-    ints: np.ndarray,  # (5, n, k)
-    floats: np.ndarray,  # (len(_STEP_FIELDS), n, k)
+    ints: np.ndarray,  # (5, n, k), written only with ``record``
+    floats: np.ndarray,  # (len(_STEP_FIELDS), n, k), written only with ``record``
+    xhat: np.ndarray,  # (n, k) each component's x_hat
+    record: bool,
 ) -> None:  # pragma: no cover - compiled
     """The per-cell loop of ``.perturb_cell_flex`` / ``.perturb_cell_simple``."""
     found = np.empty(7)
     for cell in range(sums.shape[0]):
         cv = sums[cell]
         if keys[cell, 0] == 0.0 or (flex and cv == 0.0):
-            ints[0, cell, 0] = 0
-            ints[1, cell, 0] = first[cell]
-            floats[0, cell, 0] = 1.0
-            floats[9, cell, 0] = 0.0
-            floats[10, cell, 0] = cv
-            floats[11, cell, 0] = cv
+            xhat[cell, 0] = 0.0
+            if record:
+                ints[0, cell, 0] = 0
+                ints[1, cell, 0] = first[cell]
+                floats[0, cell, 0] = 1.0
+                floats[10, cell, 0] = cv
+                floats[11, cell, 0] = cv
             continue
         xo = cv
         for j in range(n_used[cell]):
-            _component(
-                cell,
-                j,
-                xo,
-                x[cell, j],
-                keys[cell, j],
-                first[cell],
-                mu[cell],
-                flex,
-                c,
-                eps[j],
-                zs,
-                table,
-                found,
-                ints,
-                floats,
-            )
-            xo = floats[11, cell, j]
+            x_hat = _component(
+                cell, j, xo, x[cell, j], keys[cell, j], first[cell], mu[cell], flex, c, eps[j], zs, table, found,
+                ints, floats, record,
+            )  # fmt: skip
+            xhat[cell, j] = x_hat
+            xo = xo + x_hat
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _component(
     cell: int,
     j: int,
@@ -286,8 +327,12 @@ def _component(
     found: np.ndarray,
     ints: np.ndarray,
     floats: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    """One noise component: x_delta, rescaling, lookup, x_hat (golden README 5.6-5.7)."""
+    record: bool,
+) -> float:  # pragma: no cover - compiled
+    """One noise component: x_delta, rescaling, lookup; returns x_hat (golden README 5.6-5.7).
+
+    With ``record`` every intermediate value is written to ``ints`` and ``floats``.
+    """
     if abs(xj) < zs:
         x_delta, kind, branch = 1.0, _SMALL, 1
     elif not flex:
@@ -314,13 +359,15 @@ def _component(
             x_hat = sign_xo * abs(x_delta) * (sign_v * (mu + abs(v)))
             if sign_v == -1.0:
                 x_hat = min(x_hat, -xo) if sign_xo == -1.0 else max(x_hat, -xo)
-        floats[1, cell, j] = abs(xo / x_delta)
-        for f in range(7):
-            floats[2 + f, cell, j] = found[f]
-    ints[0, cell, j], ints[1, cell, j], ints[2, cell, j], ints[3, cell, j], ints[4, cell, j] = (
-        branch, kind, rescaled, zero_pert, mode,
-    )  # fmt: skip
-    floats[0, cell, j] = x_delta
-    floats[9, cell, j] = x_hat
-    floats[10, cell, j] = xo
-    floats[11, cell, j] = xo + x_hat
+        if record:
+            floats[1, cell, j] = abs(xo / x_delta)
+            for f in range(7):
+                floats[2 + f, cell, j] = found[f]
+    if record:
+        ints[0, cell, j], ints[1, cell, j], ints[2, cell, j], ints[3, cell, j], ints[4, cell, j] = (
+            branch, kind, rescaled, zero_pert, mode,
+        )  # fmt: skip
+        floats[0, cell, j] = x_delta
+        floats[10, cell, j] = xo
+        floats[11, cell, j] = xo + x_hat
+    return x_hat

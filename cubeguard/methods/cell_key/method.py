@@ -12,7 +12,7 @@ import xarray as xr
 from pydantic import ValidationError
 
 from cubeguard.ckm.keys import KeyScale
-from cubeguard.ckm.magnitude import MagnitudeCells, NumPTable, perturb_magnitudes, read_num_ptable, separation
+from cubeguard.ckm.magnitude import MagnitudeCells, NumPTable, perturbed_sums, read_num_ptable, separation
 from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
@@ -91,7 +91,7 @@ def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
         # top-k bug carries a count from cell to cell, empty ones included: that mode takes every cell.)
         live = cells.counts > 0 if spec.topk == "correct" else np.ones(cells.counts.size, dtype=bool)
         perturbed = np.zeros(cells.counts.size)
-        perturbed[live] = perturb_magnitudes(_rows(cells, live), spec, table).perturbed
+        perturbed[live] = perturbed_sums(_rows(cells, live), spec, table)
         return np.round(perturbed / spec.unit) * spec.unit
 
     return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb, additive=spec.type in ("mean", "sum"))
