@@ -312,10 +312,7 @@ class TableEngine:
             self.passes += 1
         counts = np.zeros(shape, dtype=np.int64)
         key_sums = np.zeros(shape, dtype=np.uint64)
-        no_values = np.empty(0, dtype=np.float64)
-        bad = tabulate(
-            tuple(pairs), mask, self.store.keys, no_values, counts.reshape(-1), key_sums.reshape(-1), no_values
-        )
+        bad = tabulate(tuple(pairs), mask, self.store.keys, counts.reshape(-1), key_sums.reshape(-1))
         if bad:
             raise InternalError(
                 f"{bad} record(s) of the key store have codes outside the classification; rerun the release"

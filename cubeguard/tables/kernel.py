@@ -22,19 +22,18 @@ BAD_BELOW = -(2**49)
 
 
 @njit(nogil=True, cache=True)
-def tabulate(pairs, mask, keys, values, counts, key_sums, sums):  # type: ignore[no-untyped-def]  # pragma: no cover
+def tabulate(pairs, mask, keys, counts, key_sums):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Add every record of the population to its bottom cell; return its records with unknown codes.
 
     A record of the population with a code no breakdown covers is counted as bad whether or not
     the filters keep it (the store itself is then broken).
 
     ``pairs`` holds (indices, weights) per dimension and filter; ``mask`` (empty: everyone)
-    selects the population; ``values`` (empty: none) are summed into ``sums`` for means. Sums of
-    keys wrap modulo 2**64, as the cubes' do.
+    selects the population. Sums of keys wrap modulo 2**64, as the cubes' do. (Means read their
+    column's values with :mod:`cubeguard.tables.values`.)
     """
     bad = 0
     use_mask = mask.size > 0
-    use_values = values.size > 0
     for r in range(keys.size):
         i = 0
         for pair in literal_unroll(pairs):
@@ -44,8 +43,6 @@ def tabulate(pairs, mask, keys, values, counts, key_sums, sums):  # type: ignore
                 continue
             counts[i] += 1
             key_sums[i] += keys[r]
-            if use_values:
-                sums[i] += values[r]
         elif i < BAD_BELOW and not (use_mask and mask[r] == 0):
             bad += 1
     return bad

@@ -35,7 +35,7 @@ def test_the_kernel_counts_what_numpy_counts(sizes: list[int], filters: int, see
     keys = rng.integers(0, 2**64, n, dtype=np.uint64)
     counts = np.zeros(int(np.prod(sizes)), dtype=np.int64)
     key_sums = np.zeros_like(counts, dtype=np.uint64)
-    bad = tabulate(tuple(pairs), mask, keys, np.empty(0), counts, key_sums, np.zeros(0))
+    bad = tabulate(tuple(pairs), mask, keys, counts, key_sums)
     cell = np.zeros(n, dtype=np.int64)
     unknown = np.zeros(n, dtype=bool)
     for c, p, s in zip(codes, positions, strides, strict=True):
