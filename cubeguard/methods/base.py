@@ -46,6 +46,14 @@ CubeFunction = Callable[[xr.Dataset], xr.Dataset]
 #: Published counts from every cell's count and record-key sum (``cubeguard.ckm.keys``), for
 #: methods whose value of a cell depends on nothing else: the arrays' shape is free.
 CellFunction = Callable[[npt.NDArray[np.int64], npt.NDArray[np.uint64], KeyScale], npt.NDArray[np.int64]]
+#: For a step whose secrets are resolved: what an intruder who knows its parameters learns of each
+#: original count from the published one: ``(lo, hi)`` float64 arrays of the published array's shape,
+#: ``lo <= original <= hi`` for every cell, ``hi`` may be ``inf``. ``interior`` marks the cells with
+#: no total or subtotal code on any axis (margins summed from perturbed interiors are bounded only by
+#: additivity, so such a method gives them ``(0, inf)``).
+BoundsFunction = Callable[
+    [npt.NDArray[np.int64], npt.NDArray[np.bool_]], tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+]
 
 
 @dataclass(frozen=True)
@@ -291,6 +299,11 @@ class CubeMethod(Generic[C]):
             ``prepare`` on plain arrays (:data:`CellFunction`); the table service uses it.
         magnitudes: for a resolved step, the perturbation of each numeric column's sums it
             declares (:data:`Magnitude`, by column); the table service's means use it.
+        bounds: for a resolved step, the interval of original counts each published count can
+            come from (:data:`BoundsFunction`; the input of the step is the "original"), as an
+            intruder who knows every parameter, the secret ones too, derives it from the method;
+            ``None``: the method bounds nothing, every cell is ``[0, inf)``. Helpers in
+            :mod:`cubeguard.methods.bounds`.
     """
 
     model: type[C]
@@ -304,6 +317,7 @@ class CubeMethod(Generic[C]):
     cellwise: Callable[[C], bool] = _never
     cells: Callable[[C], CellFunction] | None = None
     magnitudes: Callable[[C], dict[str, Magnitude]] = _no_magnitudes
+    bounds: Callable[[C], BoundsFunction] | None = None
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property
