@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import xarray as xr
 
 from cubeguard.errors import InternalError
 from cubeguard.methods.barnardisation.kernel import barnardise
 from cubeguard.methods.barnardisation.model import BarnardisationStep
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, by_value, open_margins
 from cubeguard.methods.cells import change_interior, last_step_problems
 
 
@@ -37,6 +39,21 @@ def prepare(step: BarnardisationStep) -> CubeFunction:
         return barnardise_cube(cube, chance, seed)
 
     return perturbed
+
+
+def bounds(step: BarnardisationStep) -> BoundsFunction:
+    """An inner ``p`` comes from ``p - 1 .. p + 1``, an inner 0 from 0 or 1, an inner 1 from 1 or 2 (Handbook on SDC v2, 5.3).
+
+    :func:`barnardise` changes each non-zero inner count by -1, 0 or +1 (``p`` in (0, 1), so all
+    three can happen) and keeps zeros, so a published 1 never came from 0; totals are sums, left to
+    additivity.
+    """
+    lo_of, hi_of = np.array([0.0, 1.0]), np.array([1.0, 2.0])
+
+    def plus_minus_one(published: IntArray, interior: BoolArray) -> Bounds:
+        return open_margins(by_value(published, lo_of, hi_of, (1, 1)), interior)
+
+    return plus_minus_one
 
 
 def public(step: BarnardisationStep) -> dict[str, object]:

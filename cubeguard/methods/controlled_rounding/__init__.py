@@ -2,11 +2,17 @@
 
 from cubeguard.methods.base import CubeMethod, always
 from cubeguard.methods.controlled_rounding.kernel import Solution, additivity_rows, controlled_round
-from cubeguard.methods.controlled_rounding.method import REPORT_ATTR, check, prepare, public, round_cube
+from cubeguard.methods.controlled_rounding.method import REPORT_ATTR, bounds, check, prepare, public, round_cube
 from cubeguard.methods.controlled_rounding.model import ControlledRoundingStep
 
 METHOD = CubeMethod(
-    model=ControlledRoundingStep, public=public, prepare=prepare, check=check, additive=always, rounds=True
+    model=ControlledRoundingStep,
+    public=public,
+    prepare=prepare,
+    check=check,
+    additive=always,
+    rounds=True,
+    bounds=bounds,
 )
 
 __all__ = [

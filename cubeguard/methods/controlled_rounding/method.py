@@ -11,7 +11,8 @@ import xarray as xr
 
 from cubeguard.errors import CubeguardError
 from cubeguard.measures.select import DimHierarchy, hierarchies
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import last_step_problems, publish
 from cubeguard.methods.controlled_rounding.existence import Existence, zero_restricted
 from cubeguard.methods.controlled_rounding.hold import held_cells
@@ -197,6 +198,25 @@ def prepare(step: ControlledRoundingStep) -> CubeFunction:
         return round_cube(cube, step)
 
     return rounded
+
+
+def bounds(step: ControlledRoundingStep) -> BoundsFunction:
+    """Every cell, totals included, within ``steps * base - 1`` of its published value (Handbook on SDC v2, 5.5.1.2).
+
+    :func:`~cubeguard.methods.controlled_rounding.kernel.build_program` lets a count ``b u + r``
+    take ``b (u + t)`` with ``t`` in ``[-(K - 1), K]`` (``[-(K - 1), K - 1]`` when ``r = 0``), and
+    every solve is checked against ``|a - x| < K b``; the held grand total goes to its nearest
+    multiple. With ``fallback: rapid`` a cube may instead get RAPID (interior to the nearest
+    multiple, inside that bound; totals summed, any distance): a bounds function cannot tell which
+    cubes did, so it then leaves every total to additivity.
+    """
+    reach = step.steps * step.base - 1
+
+    def within_steps(published: IntArray, interior: BoolArray) -> Bounds:
+        found = offsets(published, reach, reach)
+        return open_margins(found, interior) if step.fallback == "rapid" else found
+
+    return within_steps
 
 
 def public(step: ControlledRoundingStep) -> dict[str, object]:

@@ -2,9 +2,11 @@
 
 from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.conventional_rounding.kernel import round_to_base
-from cubeguard.methods.conventional_rounding.method import check, prepare, public, round_cube
+from cubeguard.methods.conventional_rounding.method import bounds, check, prepare, public, round_cube
 from cubeguard.methods.conventional_rounding.model import ConventionalRoundingStep
 
-METHOD = CubeMethod(model=ConventionalRoundingStep, public=public, prepare=prepare, check=check, rounds=True)
+METHOD = CubeMethod(
+    model=ConventionalRoundingStep, public=public, prepare=prepare, check=check, rounds=True, bounds=bounds
+)
 
 __all__ = ["METHOD", "ConventionalRoundingStep", "round_cube", "round_to_base"]

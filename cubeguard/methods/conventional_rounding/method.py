@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import xarray as xr
 
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets
 from cubeguard.methods.cells import last_step_problems
 from cubeguard.methods.conventional_rounding.kernel import round_to_base
 from cubeguard.methods.conventional_rounding.model import ConventionalRoundingStep
@@ -33,6 +34,20 @@ def prepare(step: ConventionalRoundingStep) -> CubeFunction:
         return round_cube(cube, step.base)
 
     return rounded
+
+
+def bounds(step: ConventionalRoundingStep) -> BoundsFunction:
+    """The counts that round to each published one, totals included (Handbook on SDC v2, 5.5; halves up).
+
+    :func:`round_to_base` sends ``n`` down when ``2 (n mod b) < b``, else up, so a published ``p``
+    comes from ``p - floor(b/2) .. p + ceil(b/2) - 1`` (base 5: ``p - 2 .. p + 2``; base 4: ``p - 2 .. p + 1``).
+    """
+    below, above = step.base // 2, (step.base + 1) // 2 - 1
+
+    def nearest(published: IntArray, interior: BoolArray) -> Bounds:
+        return offsets(published, below, above)
+
+    return nearest
 
 
 def public(step: ConventionalRoundingStep) -> dict[str, object]:

@@ -2,7 +2,7 @@
 
 from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.random_rounding.kernel import random_round
-from cubeguard.methods.random_rounding.method import cells, cellwise, check, prepare, public, round_cube
+from cubeguard.methods.random_rounding.method import bounds, cells, cellwise, check, prepare, public, round_cube
 from cubeguard.methods.random_rounding.model import RandomRoundingStep
 
 METHOD = CubeMethod(
@@ -14,6 +14,7 @@ METHOD = CubeMethod(
     rounds=True,
     cellwise=cellwise,
     cells=cells,
+    bounds=bounds,
 )
 
 __all__ = ["METHOD", "RandomRoundingStep", "random_round", "round_cube"]

@@ -8,7 +8,8 @@ import xarray as xr
 
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CellFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import change_interior, last_step_problems, publish, uniforms
 from cubeguard.methods.random_rounding.kernel import random_round
 from cubeguard.methods.random_rounding.model import RandomRoundingStep
@@ -54,6 +55,22 @@ def cells(step: RandomRoundingStep) -> CellFunction:
         return random_round(counts, step.base, scale.cell_keys(key_sums))
 
     return rounded
+
+
+def bounds(step: RandomRoundingStep) -> BoundsFunction:
+    """A published ``p`` comes from ``p - b + 1 .. p + b - 1`` (Shlomo 2009, 3.2.1: to an adjacent multiple).
+
+    :func:`random_round` moves ``n`` to ``n - (n mod b)`` or that plus ``b``, a multiple staying,
+    and does not keep zeros (a count below ``b`` may go to 0). With ``margins: summed`` only the
+    interior is rounded; the totals, sums of rounded cells, are left to additivity.
+    """
+    step_ = step.base - 1
+
+    def adjacent(published: IntArray, interior: BoolArray) -> Bounds:
+        found = offsets(published, step_, step_)
+        return open_margins(found, interior) if step.margins == "summed" else found
+
+    return adjacent
 
 
 def public(step: RandomRoundingStep) -> dict[str, object]:

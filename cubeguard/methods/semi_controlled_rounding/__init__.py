@@ -3,11 +3,17 @@
 from cubeguard.methods.base import CubeMethod, always
 from cubeguard.methods.cells import control_groups
 from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
-from cubeguard.methods.semi_controlled_rounding.method import check, prepare, public, round_cube
+from cubeguard.methods.semi_controlled_rounding.method import bounds, check, prepare, public, round_cube
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
 
 METHOD = CubeMethod(
-    model=SemiControlledRoundingStep, public=public, prepare=prepare, check=check, additive=always, rounds=True
+    model=SemiControlledRoundingStep,
+    public=public,
+    prepare=prepare,
+    check=check,
+    additive=always,
+    rounds=True,
+    bounds=bounds,
 )
 
 __all__ = ["METHOD", "SemiControlledRoundingStep", "control_groups", "round_cube", "semi_controlled_round"]

@@ -7,7 +7,8 @@ import xarray as xr
 
 from cubeguard.errors import InternalError
 from cubeguard.measures.select import hierarchies
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import control_groups, interior, last_step_problems, leaf_index, publish, summed, uniforms
 from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
@@ -37,6 +38,21 @@ def prepare(step: SemiControlledRoundingStep) -> CubeFunction:
         return round_cube(cube, step, seed)
 
     return rounded
+
+
+def bounds(step: SemiControlledRoundingStep) -> BoundsFunction:
+    """An interior ``p`` comes from ``p - b + 1 .. p + b - 1`` (Shlomo 2009, 3.2.1); totals, summed, from additivity.
+
+    :func:`semi_controlled_round` moves each interior cell to one of its adjacent multiples. A
+    control group's total also lies within ``b - 1`` of its published sum, but a bounds function
+    sees only which cells are interior, not which are control totals, so it leaves them open too.
+    """
+    step_ = step.base - 1
+
+    def adjacent(published: IntArray, interior: BoolArray) -> Bounds:
+        return open_margins(offsets(published, step_, step_), interior)
+
+    return adjacent
 
 
 def public(step: SemiControlledRoundingStep) -> dict[str, object]:

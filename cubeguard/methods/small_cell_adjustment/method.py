@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import xarray as xr
 
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, by_value, open_margins
 from cubeguard.methods.cells import change_interior, last_step_problems
 from cubeguard.methods.small_cell_adjustment.kernel import adjust_small_cells
 from cubeguard.methods.small_cell_adjustment.model import SmallCellAdjustmentStep
@@ -34,6 +36,22 @@ def prepare(step: SmallCellAdjustmentStep) -> CubeFunction:
 
     def adjusted(cube: xr.Dataset) -> xr.Dataset:
         return adjust_cube(cube, step.base, seed)
+
+    return adjusted
+
+
+def bounds(step: SmallCellAdjustmentStep) -> BoundsFunction:
+    """An inner 0 comes from ``0 .. b - 1``, an inner ``b`` from ``1 .. b``, any other count is exact (Handbook on SDC v2, 5.5).
+
+    :func:`adjust_small_cells` moves the inner counts ``1 .. b - 1`` to 0 or ``b`` and leaves the
+    others, so inner counts ``1 .. b - 1`` are never published; totals are sums, left to additivity.
+    """
+    b = step.base
+    lo_of = np.r_[0.0, np.full(b - 1, np.nan), 1.0]
+    hi_of = np.r_[float(b - 1), np.full(b - 1, np.nan), float(b)]
+
+    def adjusted(published: IntArray, interior: BoolArray) -> Bounds:
+        return open_margins(by_value(published, lo_of, hi_of, (0, 0)), interior)
 
     return adjusted
 
