@@ -5,7 +5,7 @@ package is the method as a release step.
 """
 
 from cubeguard.methods.base import CubeMethod, always
-from cubeguard.methods.cell_key.method import cells, check, files, magnitudes, prepare, public
+from cubeguard.methods.cell_key.method import bounds, cells, check, files, magnitudes, prepare, public
 from cubeguard.methods.cell_key.model import CellKeyStep
 
 METHOD = CubeMethod(
@@ -17,6 +17,7 @@ METHOD = CubeMethod(
     cellwise=always,
     cells=cells,
     magnitudes=magnitudes,
+    bounds=bounds,
 )
 
 __all__ = ["METHOD", "CellKeyStep"]

@@ -13,12 +13,22 @@ from pydantic import ValidationError
 
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.ckm.magnitude import MagnitudeCells, NumPTable, perturbed_sums, read_num_ptable, separation
+from cubeguard.ckm.origins import origin_tables
 from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.cubes.values import input_names, stored_cells, sum_name, unperturbed
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CellFunction, CheckContext, CubeFunction, Magnitude, Problem, problems
+from cubeguard.methods.base import (
+    BoundsFunction,
+    CellFunction,
+    CheckContext,
+    CubeFunction,
+    Magnitude,
+    Problem,
+    problems,
+)
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, by_value
 from cubeguard.methods.cell_key.model import CellKeyStep, MagnitudeSpec
 
 
@@ -78,6 +88,21 @@ def cells(step: CellKeyStep) -> CellFunction:
         return perturb_cells(counts, key_sums, table, scale)
 
     return perturb
+
+
+def bounds(step: CellKeyStep) -> BoundsFunction:
+    """The originals a published count can come from: the support of the step's p-table (Handbook on SDC v2, 5.4).
+
+    Every cell, totals included, is perturbed on its own, so margins are bounded like the interior
+    (:func:`cubeguard.ckm.origins.origin_tables`; a zero stays zero, a count the p-table never
+    publishes, e.g. 1..js, bounds nothing).
+    """
+    lo_of, hi_of, beyond = origin_tables(ptable(step))
+
+    def origins(published: IntArray, interior: BoolArray) -> Bounds:
+        return by_value(published, lo_of, hi_of, beyond)
+
+    return origins
 
 
 def magnitudes(step: CellKeyStep) -> dict[str, Magnitude]:

@@ -6,7 +6,8 @@ from typing import Literal
 
 import xarray as xr
 
-from cubeguard.methods.base import CubeFunction, CubeMethod, CubeStep
+from cubeguard.methods.base import BoundsFunction, CubeFunction, CubeMethod, CubeStep
+from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, exact
 
 
 class IdentityStep(CubeStep):
@@ -25,4 +26,13 @@ def _prepare(step: IdentityStep) -> CubeFunction:
     return identity
 
 
-METHOD = CubeMethod(model=IdentityStep, public=lambda step: {}, prepare=_prepare, protects=False)
+def _bounds(step: IdentityStep) -> BoundsFunction:
+    """Every count is its original: ``lo = hi = published``, margins included."""
+
+    def published_as_is(published: IntArray, interior: BoolArray) -> Bounds:
+        return exact(published)
+
+    return published_as_is
+
+
+METHOD = CubeMethod(model=IdentityStep, public=lambda step: {}, prepare=_prepare, protects=False, bounds=_bounds)

@@ -3,7 +3,7 @@
 from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.matrix import base_matrix, invariant_matrix, transition_counts
-from cubeguard.methods.stochastic_perturbation.method import REPORT_ATTR, check, perturb_cube, prepare, public
+from cubeguard.methods.stochastic_perturbation.method import REPORT_ATTR, bounds, check, perturb_cube, prepare, public
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
 from cubeguard.methods.stochastic_perturbation.restore import Table, controlled_integers, ipf, table_of, table_over
 
@@ -13,7 +13,14 @@ def _additive(step: StochasticPerturbationStep) -> bool:
     return not (step.fit or step.hold) or step.rounding != "every_cell"
 
 
-METHOD = CubeMethod(model=StochasticPerturbationStep, public=public, prepare=prepare, check=check, additive=_additive)
+METHOD = CubeMethod(
+    model=StochasticPerturbationStep,
+    public=public,
+    prepare=prepare,
+    check=check,
+    additive=_additive,
+    bounds=bounds,
+)
 
 __all__ = [
     "METHOD",

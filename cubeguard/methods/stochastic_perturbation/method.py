@@ -10,7 +10,8 @@ import xarray as xr
 
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.measures.select import hierarchies
-from cubeguard.methods.base import CheckContext, CubeFunction, KeyPath, Problem
+from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, KeyPath, Problem
+from cubeguard.methods.bounds import BoolArray, Bounds, by_value, open_margins
 from cubeguard.methods.cells import (
     FloatArray,
     IntArray,
@@ -174,6 +175,37 @@ def prepare(step: StochasticPerturbationStep) -> CubeFunction:
         return perturb_cube(cube, step, spec, seed)
 
     return perturbed
+
+
+def bounds(step: StochasticPerturbationStep) -> BoundsFunction:
+    """An inner count in the perturbed range comes from ``2 band`` either side of it, within the range (Shlomo 2009, 3.2.2).
+
+    The invariant matrix ``R = P Q`` (Gouweleeuw et al. 1998, section 5) moves a value by up to
+    ``band`` twice (``P`` then the backward ``Q``), so up to ``2 band`` (exactly 0 beyond:
+    :func:`transition_counts` never moves a cell where ``R`` is 0); counts outside ``low .. cap``
+    stay, so a published 0 is exact unless ``perturb_zeros``. Totals are sums of the interior, left
+    to additivity (control totals are exact, but a bounds function cannot tell them from others).
+    With ``fit`` or ``hold``, IPF scales every inner cell by ratios nothing bounds, so only
+    ``published >= 1 => original >= 1`` is left (a zero stays zero through IPF and rounding).
+
+    Raises:
+        InternalError: ``band`` is still a reference (secrets are resolved before this is called).
+    """
+    if not isinstance(step.band, int):
+        raise InternalError("the stochastic perturbation's band is not resolved; this is a bug in cubeguard")
+    low, cap, reach = (0 if step.perturb_zeros else 1), step.cap, 2 * step.band
+    values = np.arange(cap + 1, dtype=np.float64)
+    lo_of = np.where(values >= low, np.maximum(values - reach, low), values)
+    hi_of = np.where(values >= low, np.minimum(values + reach, cap), values)
+    fitted = bool(step.fit or step.hold)
+
+    def moved(published: IntArray, interior: BoolArray) -> Bounds:
+        if fitted:
+            positive = (np.asarray(published) >= 1) & (low == 1)
+            return open_margins((positive.astype(np.float64), np.full(positive.shape, np.inf)), interior)
+        return open_margins(by_value(published, lo_of, hi_of, (0, 0)), interior)
+
+    return moved
 
 
 def public(step: StochasticPerturbationStep) -> dict[str, object]:
