@@ -188,6 +188,9 @@ def test_small_cell_adjustment_bounds_are_what_the_adjustment_reaches() -> None:
     assert_tight(bounds, found, range(0, 50))
     lo, hi = bounds(np.array([0, 4, 7, 7]), np.array([True, True, True, False]))
     assert lo.tolist() == [0, 1, 7, 0] and hi.tolist() == [3, 4, 7, np.inf]
+    assert not set(found) & {1, 2, 3}
+    lo, hi = bounds(np.array([1, 2, 3]), np.ones(3, dtype=bool))  # never published: nothing learnt
+    assert lo.tolist() == [0, 0, 0] and np.all(np.isinf(hi))
 
 
 def test_barnardisation_bounds_are_one_either_side_and_zeros_kept() -> None:
