@@ -1,4 +1,4 @@
-"""The ``cubeguard`` command line: synth, validate, release, export, tau, inspect, schema."""
+"""The ``cubeguard`` command line: synth, validate, release, attack, export, tau, inspect, schema."""
 
 from __future__ import annotations
 
@@ -117,6 +117,7 @@ def release(
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()
     server = launch_ephemeral_server()  # starts while the flows import
+    from cubeguard.attack import ATTACKS
     from flows.release import release_flow, with_dask
     from tasks.progress import set_sink
 
@@ -126,7 +127,8 @@ def release(
 
     cubes = len(rel.config.hypercubes)
     totals = {"synth": n, "validate": n, "tabulate": n, "keystore": n, "write": cubes, "protect": cubes, "swap": n,
-              "publish": cubes * (1 + len(rel.config.output.exports))}  # fmt: skip
+              "publish": cubes * (1 + len(rel.config.output.exports)),
+              "attack": len(ATTACKS), "attack (unprotected)": len(ATTACKS)}  # fmt: skip
     t0 = time.perf_counter()
     flow_fn = with_dask(release_flow, dask_address, workers)
     with StageBars(totals) as bars:
@@ -219,6 +221,61 @@ def serve(
     from flows.deploy import serve_release
 
     serve_release(config, name, cron)
+
+
+@app.command()
+@user_errors
+def attack(
+    config: Path,
+    sets: list[str] = typer.Option([], "--set", help="Change a config key, e.g. output.folder=DIR (repeatable)."),
+    release_id: str = typer.Option(
+        None, "--release-id", help="Attack this published release (it must be the config's last run)."
+    ),
+) -> None:
+    """Attack the release's protected cubes as an intruder who knows the methods would; exit 1 if one gives way.
+
+    Feasibility intervals, differencing, linking and averaging, each also run on the unprotected
+    counts (its self-test). Needs the release's stores (run ``cubeguard release`` first). The
+    findings, which name the cells recovered, stay in ``<output>/internal/attack.json``.
+    """
+    from cubeguard.attack import ATTACKS
+    from cubeguard.config import load_release
+    from cubeguard.pipeline.attack import attack_step, read_attack
+    from cubeguard.publish.stage import check_release_id, published_root
+    from tasks.secrets import read_prefect_secret
+
+    release_ = load_release(config, parse_sets(sets) or None)
+    store = published_root(release_) / check_release_id(release_id) / "store.zarr" if release_id else None
+    with StageBars({"attack": len(ATTACKS), "attack (unprotected)": len(ATTACKS)}) as bars:
+        path = attack_step(release_, read_prefect_secret, bars.update, published=store)
+    report = read_attack(release_)
+    assert report is not None
+    out.print(_attack_table(report))
+    bound = release_.config.gates.max_recovered_by_attack or 0
+    worst = max((report.recovered(f.cube) for f in report.published), default=0)
+    for name in report.broken:
+        out.print(f"Attack {name} failed its self-test: it missed small cells of the unprotected counts.")
+    out.print(f"Findings (internal, they name the cells): {path}")
+    if worst > bound or report.broken:
+        out.print(f"A cube gives way: {worst} small cell(s) recovered with certainty (allowed: {bound}).")
+        raise typer.Exit(1)
+
+
+def _attack_table(report: object) -> Table:
+    from cubeguard.attack import AttackReport
+
+    assert isinstance(report, AttackReport)
+    table = Table(title="Attacks on the published cubes (self-test on the unprotected counts in brackets)")
+    for name in ("attack", "cube", "small cells", "recovered", "disclosed (1-2)", "best guess", "base rate"):
+        table.add_column(name, justify="left" if name in ("attack", "cube") else "right")
+    plain = {(f.attack, f.cube): f for f in report.facts if f.unprotected}
+    for f in report.published:
+        u = plain.get((f.attack, f.cube))
+        table.add_row(
+            f.attack, f.cube, f"{f.targets:,}", f"{f.certain:,}" + (f" ({u.certain:,})" if u else ""),
+            f"{f.disclosed:,}", f"{f.guessed:,}" + (f" ({u.guessed:,})" if u else ""), f"{f.base_rate:,}",
+        )  # fmt: skip
+    return table
 
 
 @app.command()

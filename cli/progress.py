@@ -13,6 +13,8 @@ _LABELS = {
     "protect": "Protecting cubes",
     "swap": "Writing swapped microdata",
     "publish": "Publishing",
+    "attack": "Attacking published cubes",
+    "attack (unprotected)": "Self-test on unprotected",
     "build": "Building parameter sets",
     "sweep": "Protecting and measuring",
 }

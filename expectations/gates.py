@@ -35,6 +35,7 @@ from great_expectations.validator.v1_validator import Validator
 from cubeguard.config.models import GateSpec
 from cubeguard.errors import InternalError
 from cubeguard.gates import CubeGateResult, evaluate_cube
+from cubeguard.gates.attack import MISSED_COLUMN, RECOVERED_COLUMN
 from cubeguard.gates.distance import measure_column
 from cubeguard.gates.evaluate import DISTANCES
 from cubeguard.gates.slabs import DEFAULT_SLAB_CELLS
@@ -267,7 +268,12 @@ def run_gates(
     run_id = RunIdentifier(run_name=run_name)
     table = _measures_table(measures)
     by_cube = table.drop_duplicates(CUBE_COLUMN).set_index(CUBE_COLUMN)
-    check_of = {**_CHECK_OF, **{f"ExpectDistanceWithinBound[{measure_column(m, scope)}]": c for c, m in DISTANCES}}
+    check_of = {
+        **_CHECK_OF,
+        **{f"ExpectDistanceWithinBound[{measure_column(m, scope)}]": c for c, m in DISTANCES},
+        f"ExpectSmallCellsRecoveredByAttackAtMost[{RECOVERED_COLUMN}]": "max_recovered_by_attack",
+        f"ExpectAttackSelfTestToMissNothing[{MISSED_COLUMN}]": "attack_self_test",
+    }
     outcomes: list[GateOutcome] = []
     facts: dict[str, CubeGateResult] = {}
 

@@ -8,7 +8,8 @@ loaded without its custom classes silently drops them):
   cells left unchanged (if a maximum is set) and additivity, *required* (severity ``critical``)
   when ``require_additivity`` and *reported* (severity ``warning``) otherwise;
 * ``measures_gates``, run on the per-cube measures table: the Hellinger distance and the mean
-  absolute deviation per cell within their bounds (each if set).
+  absolute deviation per cell within their bounds (each if set), and the attack gate (small cells
+  recovered by the attacks, and their self-test) when ``max_recovered_by_attack`` is set.
 
 Each expectation's ``meta`` carries the threshold in words for the gate report; the words and
 which checks block come from :mod:`cubeguard.gates.evaluate`, as the verdicts do. The expected
@@ -25,6 +26,7 @@ from cubeguard.config.models import GateSpec
 from cubeguard.gates.distance import HELLINGER, MEAN_ABSOLUTE_DEVIATION, measure_column
 from cubeguard.gates.evaluate import DISTANCES, blocking, threshold
 from expectations.additivity import ExpectTotalsEqualSumOfChildren
+from expectations.attack import ExpectAttackSelfTestToMissNothing, ExpectSmallCellsRecoveredByAttackAtMost
 from expectations.distance import ExpectDistanceWithinBound
 from expectations.forbidden import ExpectPublishedCountsOutsideForbiddenSet
 from expectations.small_cells import DEFAULT_SMALL_VALUES, ExpectSmallCellsUnchangedShareToBeAtMost
@@ -73,6 +75,13 @@ def measures_expectations(gates: GateSpec, scope: str = "interior") -> list[Expe
                     column=measure_column(measure, scope), max_value=bound, meta={"threshold": threshold(check, gates)}
                 )
             )
+    if gates.max_recovered_by_attack is not None:
+        out.append(
+            ExpectSmallCellsRecoveredByAttackAtMost(
+                max_value=gates.max_recovered_by_attack, meta={"threshold": threshold("max_recovered_by_attack", gates)}
+            )
+        )
+        out.append(ExpectAttackSelfTestToMissNothing(meta={"threshold": threshold("attack_self_test", gates)}))
     return out
 
 
@@ -80,7 +89,9 @@ def expected_lengths(gates: GateSpec) -> dict[str, int]:
     """How many expectations each suite must hold for ``gates`` (counted from the spec alone)."""
     return {
         CUBE_SUITE: int(bool(gates.forbidden_values)) + int(gates.max_small_cells_unchanged is not None) + 1,
-        MEASURES_SUITE: int(gates.max_hellinger is not None) + int(gates.max_mean_absolute_deviation is not None),
+        MEASURES_SUITE: int(gates.max_hellinger is not None)
+        + int(gates.max_mean_absolute_deviation is not None)
+        + 2 * int(gates.max_recovered_by_attack is not None),
     }
 
 

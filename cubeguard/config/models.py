@@ -179,6 +179,14 @@ class GateSpec(Frozen):
     require_additivity: bool = False
     max_hellinger: float | None = Field(default=None, ge=0, le=1)
     max_mean_absolute_deviation: float | None = Field(default=None, ge=0)
+    max_recovered_by_attack: int | None = Field(
+        default=None,
+        ge=0,
+        description="Attack every published cube as an intruder who knows the methods and their parameters would "
+        "(feasibility intervals, differencing, linking, averaging: `cubeguard attack`), and block the release if "
+        "any cube has more small original cells (1s and 2s) recovered with certainty than this (0: none), or if "
+        "an attack fails its self-test on the unprotected counts.",
+    )
 
 
 class ReleaseConfig(Frozen):

@@ -10,10 +10,11 @@ release's own cell key step, so a cell a user builds has the value the published
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Collection, Mapping
 
 from pydantic import Field, field_validator
 
-from cubeguard.cubes.spec import Frozen
+from cubeguard.cubes.spec import Frozen, PopulationSpec
 
 
 class MeanSpec(Frozen):
@@ -111,3 +112,14 @@ class TablesSpec(Frozen):
                     "(host names are not resolved)"
                 ) from None
         return value
+
+
+def size_linked_persons(
+    spec: TablesSpec, populations: Mapping[str, PopulationSpec], homes: Collection[str]
+) -> list[str]:
+    """The offered persons populations whose filter reads household columns only (``homes``).
+
+    Their persons live in whole households, so a cell that fixes a household size s holds s
+    persons per household: what links them to the households population.
+    """
+    return [p for p in spec.populations if populations[p].unit == "persons" and set(populations[p].where) <= set(homes)]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import xarray as xr
 
 from cubeguard.config.models import GateSpec
+from cubeguard.gates import attack as attack_gate
 from cubeguard.gates import distance, small_cells
 from cubeguard.gates.additivity import AdditivityFacts, AdditivityTally
 from cubeguard.gates.forbidden import ForbiddenFacts, ValueTally
@@ -28,6 +29,8 @@ CHECKS = (
     "require_additivity",
     "max_hellinger",
     "max_mean_absolute_deviation",
+    "max_recovered_by_attack",
+    "attack_self_test",
 )
 DISTANCES = (("max_hellinger", distance.HELLINGER), ("max_mean_absolute_deviation", distance.MEAN_ABSOLUTE_DEVIATION))
 
@@ -67,6 +70,7 @@ class CubeGateResult:
         additivity: the additivity facts (None: not evaluated).
         distances: one per distance bound set, as :data:`DISTANCES`.
         checks: the verdicts, in :data:`CHECKS` order.
+        attack: the attack findings (None: no attack bound set).
     """
 
     cube: str
@@ -75,6 +79,7 @@ class CubeGateResult:
     additivity: AdditivityFacts | None
     distances: tuple[distance.DistanceFacts, ...]
     checks: tuple[CheckResult, ...]
+    attack: attack_gate.AttackGateFacts | None = None
 
     @property
     def failing(self) -> tuple[str, ...]:
@@ -92,6 +97,10 @@ def threshold(check: str, gates: GateSpec) -> str:
         return f"no cell in {{{', '.join(map(str, sorted(set(gates.forbidden_values))))}}}"
     if check == "require_additivity":
         return "0 non-additive cells" + ("" if gates.require_additivity else " (reported only)")
+    if check == "max_recovered_by_attack":
+        return f"<= {gates.max_recovered_by_attack} small cells recovered with certainty"
+    if check == "attack_self_test":
+        return "0 small cells of the unprotected counts missed (else an attack is broken)"
     bound = getattr(gates, check)
     return f"<= {bound:.4g}"
 
@@ -166,4 +175,9 @@ def evaluate_cube(
             facts = distance.check_distance(measures, measure, bound, scope)
             distances.append(facts)
             verdict(check, facts.value, facts.passed)
-    return CubeGateResult(cube, forbidden, small_facts, found, tuple(distances), tuple(checks))
+    attacked = None
+    if gates.max_recovered_by_attack is not None:
+        attacked = attack_gate.check_attack(measures, gates.max_recovered_by_attack)
+        verdict("max_recovered_by_attack", attacked.recovered, attacked.recovered_passed)
+        verdict("attack_self_test", attacked.missed, attacked.self_test_passed)
+    return CubeGateResult(cube, forbidden, small_facts, found, tuple(distances), tuple(checks), attacked)

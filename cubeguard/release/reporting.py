@@ -17,10 +17,11 @@ import pandas as pd
 from cubeguard.config.load import Release
 from cubeguard.methods.cell_key import method as cell_key
 from cubeguard.methods.cell_key.model import CellKeyStep
+from cubeguard.pipeline.attack import read_attack
 from cubeguard.pipeline.measure import cube_pairs, measures_file, sum_loss_pairs
 from cubeguard.pipeline.steps import resolved_step
 from cubeguard.release.results import Gated, Reported
-from cubeguard.report import ckm_section, sums_section, swap_section
+from cubeguard.report import attack_section, ckm_section, sums_section, swap_section
 from cubeguard.report.build import build_report
 from cubeguard.report.ckm_section import cell_key_section
 from cubeguard.report.drilldown import drilldown_frame, finest_levels
@@ -51,7 +52,7 @@ def report_step(ctx: Context) -> Reported:
         measures=measures,
         title=f"Release {rid}",
         facts=facts,
-        methods=[*_method_sections(ctx), *_sums_section(release, measures)],
+        methods=[*_method_sections(ctx), *_sums_section(release, measures), *_attack_section(release)],
         levels=drilldown_frame(
             pairs, finest_levels(release.breakdowns), workers=1
         ),  # 2 threads: no faster, more memory
@@ -77,6 +78,16 @@ def _sums_section(release: Release, measures: pd.DataFrame) -> list[tuple[str, s
     """The section on published sums and means, for a release whose cubes publish sums (else none)."""
     html = sums_section.sums_section(measures, sum_loss_pairs(release))
     return [(sums_section.ANCHOR, "Sums and means", html)] if html else []
+
+
+def _attack_section(release: Release) -> list[tuple[str, str, str]]:
+    """The section on the attacks, for a release that ran them (else none)."""
+    html = (
+        attack_section.attack_section(read_attack(release))
+        if release.config.gates.max_recovered_by_attack is not None
+        else ""
+    )
+    return [(attack_section.ANCHOR, "Attacks", html)] if html else []
 
 
 def swap_reports(release: Release) -> list[dict[str, Any]]:

@@ -100,6 +100,21 @@ class Measured(StepResult):
 
 
 @dataclass(frozen=True)
+class Attacked(StepResult):
+    """The attacks on the published cubes (internal findings; None when no attack gate is set).
+
+    Attributes:
+        path: the internal findings file.
+        recovered: small cells recovered with certainty, over every cube (most successful attack per cube).
+        broken: attacks whose self-test on the unprotected counts missed a small cell.
+    """
+
+    path: str | None = None
+    recovered: int = 0
+    broken: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Gated(StepResult):
     """The gates' verdict: one row per cube and check, and the failures that block or warn."""
 

@@ -1,6 +1,6 @@
 """The release as an ordered table of steps, and the functions that run one step with resuming.
 
-A release is :data:`STEPS`, in order: validate, pre-tabular, tabulate, protect, measure, gate,
+A release is :data:`STEPS`, in order: validate, pre-tabular, tabulate, protect, measure, attack, gate,
 report, publish. Each :class:`Step` names its frozen result type, the earlier results it needs, the
 paths it writes and how it computes; a :class:`FannedStep` also splits into items (one per cube, or
 one per row-group partition) that may run at once on threads, processes or Dask workers, and a
@@ -26,6 +26,7 @@ from cubeguard.audit.record import sha256_file
 from cubeguard.config.load import Release
 from cubeguard.config.protection import require_protection
 from cubeguard.errors import CubeguardError, InternalError, ReleaseBlocked
+from cubeguard.pipeline.attack import attack_file, attack_step, read_attack
 from cubeguard.pipeline.measure import measure_release, measures_file
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.protection import ProtectionSummary, protect_cube, start_protected_store
@@ -37,6 +38,7 @@ from cubeguard.release.audit import audit_attempt
 from cubeguard.release.ledger import StepLedger
 from cubeguard.release.reporting import report_step
 from cubeguard.release.results import (
+    Attacked,
     Gated,
     KeyStored,
     Measured,
@@ -230,6 +232,18 @@ def _archive_report(ctx: Context, release_id: str) -> None:
         shutil.copy2(page, page.with_name(f"{release_id}.html"))
 
 
+def _attack(ctx: Context) -> Attacked:
+    """Attack the protected cubes as an intruder would, when the release sets an attack gate."""
+    if ctx.release.config.gates.max_recovered_by_attack is None:
+        return Attacked()
+    path = attack_step(ctx.release, ctx.services.resolver, ctx.services.progress)
+    report = read_attack(ctx.release)
+    if report is None:
+        raise InternalError("the attack step wrote no findings; this is a bug in cubeguard")
+    total = sum(report.recovered(c) for c in {f.cube for f in report.published})
+    return Attacked(str(path), total, tuple(report.broken))
+
+
 def _outputs(*paths: Callable[[Release], Path]) -> Callable[[Release], list[Path]]:
     return lambda release: [p(release) for p in paths]
 
@@ -270,6 +284,12 @@ STEPS: tuple[Step, ...] = (
         stage="protect",
     ),
     Step("measure", Measured, lambda ctx: Measured(str(measure_release(ctx.release))), outputs=_outputs(measures_file)),
+    Step(
+        "attack",
+        Attacked,
+        _attack,
+        outputs=lambda r: [attack_file(r)] if r.config.gates.max_recovered_by_attack is not None else [],
+    ),
     Step(
         "gate",
         Gated,

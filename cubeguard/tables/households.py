@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cubeguard.config.load import Release
+from cubeguard.config.tables import size_linked_persons
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.errors import CubeguardError
 from cubeguard.tables.query import TableQuery
@@ -51,7 +52,7 @@ class SizeLink:
         link = spec.household_size
         homes = frozenset(release.config.input.household_columns)
         pops = release.config.populations
-        persons = frozenset(p for p in spec.populations if pops[p].unit == "persons" and set(pops[p].where) <= homes)
+        persons = frozenset(size_linked_persons(spec, pops, homes))
         column = next(b.column for b in release.breakdowns.values() if b.classification.variable == link.variable)
         return cls(link.variable, column, link.population, persons, homes)
 

@@ -21,6 +21,7 @@ from cubeguard.publish import stage
 from cubeguard.publish.stage import COMMITTED
 from cubeguard.release.audit import reconcile
 from cubeguard.release.results import (
+    Attacked,
     Gated,
     KeyStored,
     Measured,
@@ -68,6 +69,7 @@ def test_the_table_is_the_release_in_order() -> None:
         "key_store",
         "protect",
         "measure",
+        "attack",
         "gate",
         "report",
         "publish",
@@ -86,6 +88,7 @@ RESULTS: list[StepResult] = [
     KeyStored(path="out/internal/keystore", records=12),
     Protected((ProtectionSummary("c1", ["ckm"], 9, 0.5, 1, 2),)),
     Measured("m.parquet"),
+    Attacked(path="out/internal/attack.json", recovered=2, broken=("averaging",)),
     Gated(passed=False, failures=("c1: small cells",), rows=({"cube": "c1", "status": "fail"},), docs=None),
     Reported("report.html"),
     Published(release_id="r1", path="out/published/r1", checksums={"a.csv": "00"}),

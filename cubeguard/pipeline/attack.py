@@ -1,0 +1,147 @@
+"""The release's attack step: the intruder of :mod:`cubeguard.attack` on the cubes a release publishes.
+
+Reads every protected cube and its original (the cube of the microdata as delivered when the release
+has pre-tabular steps, as the measures do), gives each cube the bounds an intruder who knows the
+methods, secret parameters included, would use (the post-tabular steps that apply to it, last
+step first; none for a cube protected only by a pre-tabular step, whose counts are exact for the
+changed microdata and say nothing cell by cell about the delivered ones), and links persons to
+households through ``tables.household_size`` when the release offers it. Writes the findings to
+``internal/attack.json`` (cell codes and counts of cells, never an original value).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import xarray as xr
+
+from cubeguard.attack import AttackReport, CubeView, Limits, Link, attack_release
+from cubeguard.attack.system import Bounder
+from cubeguard.config.load import Release
+from cubeguard.config.tables import size_linked_persons
+from cubeguard.cubes.store import open_cube
+from cubeguard.errors import CubeguardError
+from cubeguard.methods.registry import CUBE_METHODS
+from cubeguard.pipeline.measure import cube_pairs
+from cubeguard.pipeline.steps import resolved_step
+from cubeguard.secrets import SecretResolver
+
+FloatArray = npt.NDArray[np.float64]
+Progress = Callable[[str, int], None]
+
+
+def attack_file(release: Release) -> Path:
+    """Where the attack step writes its findings (internal: they name the cells recovered)."""
+    return release.config.output.internal / "attack.json"
+
+
+def attack_step(release: Release, resolver: SecretResolver | None = None, progress: Progress | None = None,
+                limits: Limits = Limits(), published: Path | None = None) -> Path:  # fmt: skip
+    """Attack every published cube of ``release`` (and its unprotected counts); write :func:`attack_file`.
+
+    ``published``: a published release's cube store to attack instead of the protected store; it
+    must hold the cubes of the release's last run (their originals are the ones at hand).
+    """
+    report = attack_cubes(release, resolver, progress, limits, published)
+    target = attack_file(release)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(report.as_dict(), indent=1))
+    return target
+
+
+def read_attack(release: Release) -> AttackReport | None:
+    """The findings of the release's last attack step, or None if it did not run."""
+    path = attack_file(release)
+    return AttackReport.from_dict(json.loads(path.read_text())) if path.is_file() else None
+
+
+def attack_cubes(release: Release, resolver: SecretResolver | None = None, progress: Progress | None = None,
+                 limits: Limits = Limits(), published: Path | None = None) -> AttackReport:  # fmt: skip
+    """:func:`~cubeguard.attack.attack_release` on the release's cube pairs with their methods' bounds."""
+    pairs = sorted(cube_pairs(release).items())
+    if published is not None:
+        pairs = [(c, (o, _same_cube(published, c, p))) for c, (o, p) in pairs]
+    views = [CubeView.of(p.load(), o.load()) for _, (o, p) in pairs]
+    bounds = {v.cube: cube_bounds(release, v.cube, resolver) for v in views}
+    return attack_release(views, bounds, limits, household_link(release), progress)
+
+
+def _same_cube(store: Path, cube: str, protected: xr.Dataset) -> xr.Dataset:
+    """Cube ``cube`` of a published store, refused unless it is the protected store's (same counts)."""
+    found = open_cube(store, cube).load()
+    if found["count"].shape != protected["count"].shape or not np.array_equal(found["count"], protected["count"]):
+        raise CubeguardError(
+            f"cube {cube} of {store.parent.name} differs from the release's last run, whose originals are the ones "
+            "kept; attack it without --release-id after rerunning that release, or attack the last release"
+        )
+    return found
+
+
+def cube_bounds(release: Release, cube_id: str, resolver: SecretResolver | None = None) -> Bounder | None:
+    """What an intruder knowing every post-tabular step of ``cube_id`` learns of its counts (None: unbounded).
+
+    Steps are undone last first: the last step's bounds give an interval of its input, and each
+    earlier step's bounds are applied to that interval's ends (every method's bounds grow with
+    the published count). A method without bounds leaves the cube unbounded. A cube that no
+    post-tabular step changes is exact, unless a pre-tabular step changed the microdata.
+    """
+    found = [(k, s) for k, s in enumerate(release.config.steps) if s.cubes is None or cube_id in s.cubes]
+    functions = []
+    for k, step in found:
+        maker = CUBE_METHODS[step.method].bounds
+        if maker is None:
+            return None
+        functions.append(maker(resolved_step(step, f"steps[{k}]", resolver)))
+    if not functions and release.config.pre_tabular:
+        return None
+    return _composed(functions[::-1])
+
+
+def _composed(functions: list[Callable[..., tuple[FloatArray, FloatArray]]]) -> Bounder:
+    def bounds(published: npt.NDArray[np.int64], interior: npt.NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+        lo = hi = published.astype(np.float64)
+        for fn in functions:
+            low, _ = fn(np.maximum(np.ceil(lo), 0).astype(np.int64), interior)
+            top = np.isinf(hi)
+            _, high = fn(np.where(top, 0, np.minimum(hi, 2**40)).astype(np.int64), interior)
+            lo, hi = low, np.where(top, np.inf, high)
+        return lo, hi
+
+    return bounds
+
+
+def household_link(release: Release) -> Link | None:
+    """Persons against households through ``tables.household_size``, when the release offers it."""
+    spec = release.config.tables
+    if spec is None or spec.household_size is None:
+        return None
+    size = spec.household_size
+    persons = size_linked_persons(spec, release.config.populations, release.config.input.household_columns)
+    classification = next(
+        (b.classification for b in release.breakdowns.values() if b.classification.variable == size.variable), None
+    )
+    if not persons or classification is None:
+        return None
+    sizes = {c: int(v[0]) for c, v in zip(classification.codes, classification.leaf_values, strict=True)
+             if len(v) == 1 and isinstance(v[0], int) and v[0] >= 1}  # fmt: skip
+    return Link(size.variable, sizes, persons[0], size.population)
+
+
+def public_summary(report: AttackReport) -> dict[str, Any]:
+    """Counts per attack over every cube (no cell named): what the manifest and the summary may show."""
+    out: dict[str, Any] = {}
+    for f in report.published:
+        row = out.setdefault(f.attack, {"targets": 0, "certain": 0, "guessed": 0, "base_rate": 0})
+        for key in row:
+            row[key] += getattr(f, key)
+    return out
+
+
+def by_cube(report: AttackReport) -> Mapping[str, int]:
+    """Small cells recovered with certainty per cube (the gate's fact)."""
+    return {f.cube: report.recovered(f.cube) for f in report.published}
