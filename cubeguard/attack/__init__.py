@@ -16,8 +16,8 @@ methods' bounds is :mod:`cubeguard.pipeline.attack`'s.
 """
 
 from cubeguard.attack.cells import CubeView
-from cubeguard.attack.run import ATTACKS, AttackReport, attack_release
+from cubeguard.attack.run import ATTACKS, AttackReport, attack_cube, attack_release
 from cubeguard.attack.score import AttackFacts
 from cubeguard.attack.system import Limits, Link
 
-__all__ = ["ATTACKS", "AttackFacts", "AttackReport", "CubeView", "Limits", "Link", "attack_release"]
+__all__ = ["ATTACKS", "AttackFacts", "AttackReport", "CubeView", "Limits", "Link", "attack_cube", "attack_release"]

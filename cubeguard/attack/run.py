@@ -78,6 +78,15 @@ def attack_release(views: Sequence[CubeView], bounds: Mapping[str, Bounder | Non
     return AttackReport(tuple(facts))
 
 
+def attack_cube(view: CubeView, bounds: Bounder | None, limits: Limits = Limits()) -> AttackReport:
+    """Feasibility intervals on one cube and their self-test (a parameter sweep's attack, cube by cube)."""
+    found = feasibility.attack([view], {view.cube: bounds}, limits)
+    if view.original is not None:
+        plain = replace(view, published=view.original)
+        found += [replace(f, unprotected=True) for f in feasibility.attack([plain], {view.cube: _exact}, limits)]
+    return AttackReport(tuple(found))
+
+
 def _all(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limits: Limits, link: Link | None,
          progress: Progress | None, unprotected: bool) -> list[AttackFacts]:  # fmt: skip
     stage = "attack (unprotected)" if unprotected else "attack"

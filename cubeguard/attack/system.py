@@ -108,35 +108,42 @@ def refine_targets(state: Intervals, limits: Limits) -> None:
 
 @dataclass(frozen=True)
 class _Ties:
-    """Cells of different cubes with one original (merge groups) or a fixed ratio (links)."""
+    """Cells of different cubes with one original (merge groups) or a fixed ratio (links).
 
-    order: IntArray  # flat positions over all cubes, grouped by key
+    Only the tied cells are gathered each round (``members``: per cube, the flat positions of its
+    cells that are tied to a cell of another cube), so a release of many cubes that share few cells
+    costs little more than its cubes alone.
+    """
+
+    members: list[IntArray]  # per cube, flat positions of its tied cells (the tied array, in order)
+    order: IntArray  # positions in the tied array, grouped by key
     starts: IntArray  # first position of each group in ``order``
-    sizes: list[int]  # cells per cube, to split the flat arrays
-    pairs: tuple[IntArray, IntArray, IntArray] | None  # (persons flat, households flat, k)
+    pairs: tuple[IntArray, IntArray, IntArray] | None  # (persons, households, k): positions in the tied array
 
     @classmethod
     def of(cls, views: Sequence[CubeView], merge: bool, link: Link | None) -> _Ties:
         sizes = [v.published.size for v in views]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         book = CodeBook(views)
         keys = [book.keys(v).ravel() for v in views]
-        pops = sorted({v.population for v in views})
-        population = np.concatenate(
-            [np.full(s, pops.index(v.population), dtype=np.int64) for s, v in zip(sizes, views, strict=True)]
-        )
-        if merge and len(views) > 1:
-            flat = np.concatenate(keys) * len(pops) + population if keys else np.empty(0, dtype=np.int64)
-            order = np.argsort(flat, kind="stable")
-            edge = np.flatnonzero(np.diff(flat[order])) + 1
-            starts = np.concatenate([[0], edge]).astype(np.int64)
+        grouped = _shared(keys, [v.population for v in views]) if merge and len(views) > 1 else None
+        pairs = _link_pairs(views, keys, sizes, link, book) if link is not None else None
+        parts = [g[0] for g in (grouped,) if g is not None] + [a for a in (pairs or ())[:2]]
+        tied = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        cut = np.searchsorted(tied, offsets)
+        members = [tied[cut[n] : cut[n + 1]] - offsets[n] for n in range(len(views))]
+        if grouped is not None:
+            order, starts = np.searchsorted(tied, grouped[0]), grouped[1]
         else:
             order, starts = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        pairs = _link_pairs(views, keys, sizes, link, book) if link is not None else None
-        return cls(order.astype(np.int64), starts, sizes, pairs)
+        if pairs is not None:
+            pairs = (np.searchsorted(tied, pairs[0]), np.searchsorted(tied, pairs[1]), pairs[2])
+        return cls(members, order.astype(np.int64), starts, pairs)
 
     def apply(self, state: Intervals) -> bool:
         """Intersect tied intervals once; True if any changed."""
-        lo, hi = np.concatenate([a.ravel() for a in state.lo]), np.concatenate([a.ravel() for a in state.hi])
+        lo = np.concatenate([a.ravel()[m] for a, m in zip(state.lo, self.members, strict=True)])
+        hi = np.concatenate([a.ravel()[m] for a, m in zip(state.hi, self.members, strict=True)])
         new_lo, new_hi = lo.copy(), hi.copy()
         if self.order.size:
             glo = np.maximum.reduceat(lo[self.order], self.starts)
@@ -151,10 +158,29 @@ class _Ties:
             new_lo[p] = np.maximum(new_lo[p], k * hlo)
             new_hi[p] = np.minimum(new_hi[p], np.where(hhi >= UNBOUNDED, UNBOUNDED, k * hhi))
         changed = bool(np.any(new_lo != lo) or np.any(new_hi != hi))
-        for n, part in enumerate(np.split(np.arange(lo.size), np.cumsum(self.sizes)[:-1])):
-            state.lo[n].ravel()[:] = new_lo[part]
-            state.hi[n].ravel()[:] = new_hi[part]
+        at = 0
+        for n, m in enumerate(self.members):
+            state.lo[n].ravel()[m] = new_lo[at : at + m.size]
+            state.hi[n].ravel()[m] = new_hi[at : at + m.size]
+            at += m.size
         return changed
+
+
+def _shared(keys: list[IntArray], populations: list[str]) -> tuple[IntArray, IntArray] | None:
+    """Global flat positions of the cells published in two cubes or more, grouped by cell, and each group's start."""
+    pops = sorted(set(populations))
+    flat = np.concatenate([k * len(pops) + pops.index(p) for k, p in zip(keys, populations, strict=True)])
+    order = np.argsort(flat, kind="stable")
+    ranked = flat[order]
+    del flat
+    first = np.concatenate([[True], ranked[1:] != ranked[:-1]])
+    group = np.cumsum(first) - 1
+    size = np.bincount(group)
+    keep = size[group] >= 2
+    if not keep.any():
+        return None
+    kept_first = first[keep]
+    return order[keep].astype(np.int64), np.flatnonzero(kept_first).astype(np.int64)
 
 
 def _link_pairs(views: Sequence[CubeView], keys: list[IntArray], sizes: list[int], link: Link,

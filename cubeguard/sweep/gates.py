@@ -11,7 +11,10 @@ the release gates would pass. The blocking checks (:data:`CHECKS`, named as the 
   dimension; blocking only when required, so the sweep checks it only then (Handbook on SDC v2, 5.4);
 * ``max_hellinger`` and ``max_mean_absolute_deviation``: ``hellinger@interior`` and
   ``average_absolute_distance@interior`` of the measures are at most their bounds; an undefined
-  (NaN) value passes.
+  (NaN) value passes;
+* ``max_recovered_by_attack`` and ``attack_self_test``: the feasibility-interval attack on the cube
+  alone (:func:`cubeguard.attack.attack_cube`; the release also attacks cubes together) recovers at
+  most so many small cells, and recovers every one on the unprotected counts.
 """
 
 from __future__ import annotations
@@ -40,12 +43,14 @@ class CubeGates:
         non_additive_cells: totals and subtotals that differ from the sum of their children
             (None: additivity not required).
         failing: the names (:data:`CHECKS`) of the blocking checks the cube fails.
+        recovered_by_attack: small cells the attack recovered with certainty (None: no attack bound set).
     """
 
     forbidden_cells: int | None
     small_cells_unchanged: float | None
     non_additive_cells: int | None
     failing: tuple[str, ...]
+    recovered_by_attack: float | None = None
 
     def row(self) -> dict[str, object]:
         """The cube's gate columns for the sweep table."""
@@ -53,6 +58,7 @@ class CubeGates:
             "gate.forbidden_cells": self.forbidden_cells,
             "gate.small_cells_unchanged": self.small_cells_unchanged,
             "gate.non_additive_cells": self.non_additive_cells,
+            "gate.recovered_by_attack": self.recovered_by_attack,
             "passes": not self.failing,
             "failing": ", ".join(self.failing),
         }
@@ -68,4 +74,5 @@ def evaluate_gates(
         small_cells_unchanged=None if result.small_cells is None else result.small_cells.share,
         non_additive_cells=None if result.additivity is None else result.additivity.violations,
         failing=result.failing,
+        recovered_by_attack=None if result.attack is None else result.attack.recovered,
     )

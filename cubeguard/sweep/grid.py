@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cubeguard.config.load import Problems  # the release config's wording
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
 from cubeguard.errors import ConfigError
+from cubeguard.gates.attack import RECOVERED_COLUMN
 from cubeguard.measures.table import DEFAULT_MEASURES, MEASURE_KEYS, MeasureSpec
 from cubeguard.methods.base import explain, meant_errors
 from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
@@ -51,6 +52,8 @@ _RESERVED = {
     "name": "sets are named by their parameters; remove 'name'",
     "cubes": "choose cubes with the grid's top-level 'cubes'; a set applies to all of them",
 }
+#: The risk an attack measures (small cells recovered with certainty, :mod:`cubeguard.attack`), as ``risk:``.
+ATTACK_KEY = RECOVERED_COLUMN.partition("@")[0]
 DEFAULT_RISK = "small_origin_risk@cube"  # small_cells_unchanged is 0 by design for js = 2 and rounding
 DEFAULT_UTILITY = "hellinger@interior"
 
@@ -66,6 +69,8 @@ def measure_column(text: str) -> str:
         ValueError: with what to change, if the key is unknown or does not exist on the scope.
     """
     key, at, scope = text.strip().partition("@")
+    if key == ATTACK_KEY and scope in ("", "cube"):
+        return RECOVERED_COLUMN
     if key not in MEASURE_KEYS:
         close = difflib.get_close_matches(key, list(MEASURE_KEYS), n=3)
         hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(MEASURE_KEYS)}"
@@ -187,11 +192,10 @@ class Grid:
 
     def measure_spec(self) -> MeasureSpec:
         """The measures computed per set and cube: the defaults and the R-U axes, interior and cube scopes."""
-        wanted = (MEASURE_KEYS[c.partition("@")[0]][0] for c in (self.spec.risk, self.spec.utility))
+        axes = [c for c in (self.spec.risk, self.spec.utility) if c != RECOVERED_COLUMN]
+        wanted = (MEASURE_KEYS[c.partition("@")[0]][0] for c in axes)
         measures = tuple(dict.fromkeys((*DEFAULT_MEASURES, *wanted)))
-        scopes = tuple(
-            dict.fromkeys(("interior", "cube", column_scope(self.spec.risk), column_scope(self.spec.utility)))
-        )
+        scopes = tuple(dict.fromkeys(("interior", "cube", *(column_scope(c) for c in axes))))
         return MeasureSpec(measures=measures, scopes=scopes)  # type: ignore[arg-type]  # scopes come from column_scope
 
     def error(self, items: list[tuple[KeyPath, str]]) -> SweepGridError:

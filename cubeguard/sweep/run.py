@@ -29,13 +29,17 @@ from dask.base import compute
 from dask.delayed import delayed
 from pydantic import ValidationError
 
+from cubeguard.attack import CubeView, attack_cube
+from cubeguard.attack.system import Bounder
 from cubeguard.config.load import Release, _unknown
 from cubeguard.config.models import GateSpec
 from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import CubeguardError
+from cubeguard.gates.attack import MISSED_COLUMN, RECOVERED_COLUMN
 from cubeguard.measures.table import MeasureSpec, measure_cube
 from cubeguard.methods.base import CubeFunction
-from cubeguard.pipeline.steps import build_step
+from cubeguard.methods.registry import CUBE_METHODS
+from cubeguard.pipeline.steps import build_step, resolved_step
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretResolver, resolve_number
 from cubeguard.sweep.gates import CHECKS, evaluate_gates
 from cubeguard.sweep.grid import Grid, ParameterSet, column_scope
@@ -140,9 +144,14 @@ def run_sweep(
     gates = release.config.gates
     options = _scheduler(client_or_scheduler, workers)
     rows: dict[tuple[int, str], dict[str, object]] = {}
+    attacked = gates.max_recovered_by_attack is not None or RECOVERED_COLUMN in (grid.spec.risk, grid.spec.utility)
+    bounds = set_bounds(grid, resolver) if attacked else [None] * len(steps)
     for cube_id in cubes:
         original = delayed(_load, pure=True)(Path(original_store), cube_id)
-        tasks = [delayed(_one, pure=False)(original, step, spec, gates) for step in steps]
+        tasks = [
+            delayed(_one, pure=False)(original, step, spec, gates, b if attacked else False)
+            for step, b in zip(steps, bounds, strict=True)
+        ]
         computed = compute(*tasks, **options)  # type: ignore[no-untyped-call]
         for s, row in zip(grid.sets, computed, strict=True):
             rows[(s.number, cube_id)] = row
@@ -247,12 +256,34 @@ def _load(store: Path, cube_id: str) -> xr.Dataset:
     return open_cube(store, cube_id).load()
 
 
-def _one(original: xr.Dataset, step: CubeFunction, spec: MeasureSpec, gates: GateSpec) -> dict[str, object]:
-    """Protect one cube with one set's step (as the release's protection does), measure and gate it."""
+def set_bounds(grid: Grid, resolver: SecretResolver | None = None) -> list[Bounder | None]:
+    """Every set's published bounds (:attr:`~cubeguard.methods.base.CubeMethod.bounds`), for the attack."""
+    out: list[Bounder | None] = []
+    for s in grid.sets:
+        maker = CUBE_METHODS[grid.spec.method].bounds
+        out.append(None if maker is None else maker(resolved_step(s.step, f"set {s.number}", resolver)))  # type: ignore[type-var]
+    return out
+
+
+def _one(
+    original: xr.Dataset, step: CubeFunction, spec: MeasureSpec, gates: GateSpec, bounds: Bounder | bool | None
+) -> dict[str, object]:
+    """Protect one cube with one set's step (as the release's protection does), measure, attack and gate it.
+
+    ``bounds`` False: no attack; else the set's bounds (None: the method bounds nothing).
+    """
     protected = step(original)
     if "noise" not in protected:
         protected = protected.assign(noise=protected["count"] * 0)
     measures = measure_cube(original, protected, spec)
+    if bounds is not False:
+        report = attack_cube(CubeView.of(protected, original), None if bounds is True else bounds)
+        cube = str(original.attrs.get("cube_id", ""))
+        measures = {
+            **measures,
+            RECOVERED_COLUMN: float(report.recovered(cube)),
+            MISSED_COLUMN: float(report.missed(cube)),
+        }
     return {**measures, **evaluate_gates(original, protected, measures, gates).row()}
 
 

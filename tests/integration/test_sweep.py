@@ -242,3 +242,14 @@ def test_secret_references_are_resolved_into_the_internal_tables(
     plain = _sweep(release, {**grid, "base": {"js": 2, "V": 3}}, "plain", "synchronous")
     measures = [c for c in plain.cells.columns if "@" in c]
     pd.testing.assert_frame_equal(result.cells[measures], plain.cells[measures])
+
+
+def test_the_attack_is_a_risk_axis_and_tells_a_weak_set_from_a_strong_one(release: Release) -> None:
+    """D = 0 publishes the originals: every small cell recovered; D = 4, js = 2: none (same cubes)."""
+    result = _sweep(release, {**EXPLICIT, "risk": "recovered_by_attack"}, "attacked", "synchronous")
+    assert result.risk == "recovered_by_attack@cube"
+    exact, weak, strong = (result.cells[result.cells["set"] == n] for n in (1, 2, 3))
+    small = exact["recovered_by_attack@cube"]
+    assert (small > 0).any() and (exact["attack_self_test_missed@cube"] == 0).all()
+    assert (strong["recovered_by_attack@cube"] == 0).all()
+    assert list(result.summary["risk"]) == [float(small.mean()), float(weak["recovered_by_attack@cube"].mean()), 0.0]
