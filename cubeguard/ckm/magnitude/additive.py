@@ -1,15 +1,15 @@
-"""Published sums of the additive magnitude types (``mean``, ``sum``) in one compiled pass: the serving path.
+"""Published sums of the additive magnitude types (``mean``, ``sum``) in two compiled loops: the serving path.
 
 A cell of type ``mean`` or ``sum`` has one noise component, scaled by its mean or sum (cellKey
 1.0.2's ``.perturb_cell_flex``/``_simple``; Gießing 2016, PSD 2016; Handbook on SDC v2, 5.4.2 and
 5.7), so its published sum needs only its count, sum and key sum. :func:`perturbed_sums` builds
 every intermediate array first (cell keys, component keys in long double, magnitudes, table
-types); here one loop goes from the summed arrays to the sum rounded to ``unit``: cell key
-(:func:`~cubeguard.ckm.keys.cell_key`), component key (:func:`.first_key.first_key`), then the
-very component of :mod:`.perturb` (x_delta, rescaling, the lookup of :mod:`.lookup`, x_hat). The R
-``sum`` of one ``x_hat`` is ``0 + x_hat``. The few keys R writes in scientific notation, or with
-one decimal, take the reference (:func:`.keys.scramble_keys_reference`) and a second loop over
-those cells.
+types); here a loop over the cells with records gives each one's component key from its key
+sum (:func:`~cubeguard.ckm.keys.cell_key`, :func:`.first_key.first_key`), and a second one the
+sum rounded to ``unit``: the very component of :mod:`.perturb` (x_delta, rescaling, the lookup of
+:mod:`.lookup`, x_hat; the R ``sum`` of one ``x_hat`` is ``0 + x_hat``). The few keys R writes in
+scientific notation, or with one decimal, take the reference (:func:`.keys.scramble_keys_reference`)
+and the second loop once more, over those cells. (Both in one loop cost a third more.)
 
 The lookup is written out in the loop: in numba, every call that takes an array costs a
 reference count in and out (atomic), which was four times the rest of a cell's work. A point's
@@ -136,7 +136,6 @@ def _first_keys(
 
     Cells whose key needs the reference go to the back of ``cells``; cells without records (unless
     every cell is perturbed) publish 0. Returns how many cells are at the front and at the back.
-    A loop of its own: mixed with the lookup's, the keys cost twice as much.
     """
     same_key, every = options[0], options[4]
     live, slow = 0, 0

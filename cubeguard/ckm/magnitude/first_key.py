@@ -34,7 +34,7 @@ from cubeguard.ckm.magnitude.keys import scramble_keys_reference
 _POW10 = np.array([10.0**n for n in range(19)])  # 10^n is an exact double up to 10^22
 _IPOW10 = np.array([10**n for n in range(19)], dtype=np.int64)
 _SPLIT = 134217729.0  # 2^27 + 1, Veltkamp's constant for doubles
-_LOWEST = 1e-4  # the smallest key (as a double) that R writes in fixed notation with 15 digits
+_LOWEST = 1e-4  # R writes keys below it in scientific notation (15 digits)
 
 
 @njit(nogil=True, cache=True, inline="always")
