@@ -26,6 +26,7 @@ import numpy.typing as npt
 from numba import njit
 
 _TWO64 = float(2**64)
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
 
 
 @dataclass(frozen=True)
@@ -76,17 +77,36 @@ class KeyScale:
         den = np.uint64(10**self.digits)
         return (s % den).astype(np.float64) / float(10**self.digits)
 
+    def compiled(self) -> tuple[bool, np.uint64, float]:
+        """The scale as :func:`cell_key` reads it: binary, and the decimal modulus and denominator."""
+        digits = self.digits if self.kind == "decimal" else 0
+        return self.kind == "binary", np.uint64(10**digits), float(10**digits)
+
 
 @njit(nogil=True, cache=True)
 def _binary_cell_keys(sums: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """``sum / 2**64`` rounded once: the two 32-bit halves are exact doubles, their sum rounds.
+    """:func:`binary_cell_key` of every sum."""
+    for n in range(sums.shape[0]):
+        out[n] = binary_cell_key(sums[n])
+
+
+@njit(nogil=True, cache=True, inline="always")
+def binary_cell_key(total: np.uint64) -> float:  # pragma: no cover - compiled
+    """``total / 2**64`` rounded once: the two 32-bit halves are exact doubles, their sum rounds.
 
     Rounding to nearest can give exactly 1.0 for sums within 2**-54 of 1; those become the largest
     double below 1, so keys stay in [0, 1).
     """
-    below_one = np.nextafter(1.0, 0.0)
-    for n in range(sums.shape[0]):
-        hi = np.float64(sums[n] >> np.uint64(32)) * 4294967296.0
-        lo = np.float64(sums[n] & np.uint64(0xFFFFFFFF))
-        ck = (hi + lo) / _TWO64
-        out[n] = below_one if ck >= 1.0 else ck
+    hi = np.float64(total >> np.uint64(32)) * 4294967296.0
+    lo = np.float64(total & np.uint64(0xFFFFFFFF))
+    ck = (hi + lo) / _TWO64
+    return _BELOW_ONE if ck >= 1.0 else ck
+
+
+@njit(nogil=True, cache=True, inline="always")
+def cell_key(total: np.uint64, scale: tuple[bool, np.uint64, float]) -> float:  # pragma: no cover - compiled
+    """:meth:`KeyScale.cell_keys` of one sum, for compiled loops (``scale`` from :meth:`KeyScale.compiled`)."""
+    binary, modulus, denominator = scale
+    if binary:
+        return binary_cell_key(total)
+    return np.float64(total % modulus) / denominator

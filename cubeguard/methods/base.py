@@ -54,6 +54,12 @@ CellFunction = Callable[[npt.NDArray[np.int64], npt.NDArray[np.uint64], KeyScale
 BoundsFunction = Callable[
     [npt.NDArray[np.int64], npt.NDArray[np.bool_]], tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
 ]
+#: Published sums of a numeric column from every cell's count, exact sum, record-key sum and the key
+#: sum of its records with a non-zero value (any shape, the same for all).
+SumFunction = Callable[
+    [npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uint64], npt.NDArray[np.uint64], KeyScale],
+    npt.NDArray[np.float64],
+]
 
 
 @dataclass(frozen=True)
@@ -65,11 +71,14 @@ class Magnitude:
         perturb: published sums for cells given as :class:`cubeguard.ckm.magnitude.MagnitudeCells`.
         additive: the perturbation reads only counts, sums and key sums (no extremes, no top
             contributions), which a table can sum from a finer one.
+        sums: for an additive one, the same published sums straight from those arrays (one
+            compiled pass, the serving path); None: use ``perturb``.
     """
 
     top_k: int
     perturb: Callable[[MagnitudeCells], npt.NDArray[np.float64]]
     additive: bool = False
+    sums: SumFunction | None = None
 
 
 ReportCubes = Annotated[

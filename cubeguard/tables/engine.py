@@ -246,7 +246,12 @@ class TableEngine:
         self, name: str, cells: dict[str, npt.NDArray[Any]], published: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.float64]:
         """m-hat / n-hat per cell: the perturbed sum (cell key method for magnitudes) over the published count."""
-        sums = self._magnitude(name).perturb(magnitude_cells(cells, self.store.key_scale)).reshape(published.shape)
+        magnitude, scale = self._magnitude(name), self.store.key_scale
+        if magnitude.sums is not None:
+            sums = magnitude.sums(cells["counts"], cells["sums"], cells["key_sums"], cells["nz_key_sums"], scale)
+        else:
+            sums = magnitude.perturb(magnitude_cells(_with_extremes(cells), scale))
+        sums = sums.reshape(published.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(published > 0, sums / np.maximum(published, 1), np.nan)
 
@@ -388,17 +393,21 @@ class TableEngine:
 
 def _summed_only(found: Full, column: str) -> dict[str, npt.NDArray[Any]]:
     """Magnitude inputs of cells summed from a crossing: sums and key sums, no extremes or top contributions."""
-    shape = found["counts"].shape
     return {
         "counts": found["counts"],
         "key_sums": found["key_sums"],
         "sums": found[f"sums.{column}"],
         "nz_key_sums": found[f"nz_key_sums.{column}"],
-        "high": np.zeros(shape),
-        "low": np.zeros(shape),
-        "top": np.full((*shape, 1), np.nan),
-        "rank": np.full((*shape, 1), -1, dtype=np.int64),
     }
+
+
+def _with_extremes(cells: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
+    """``cells``, with empty extremes and top contributions where they were summed only (an additive perturbation reads none)."""
+    if "top" in cells:
+        return cells
+    shape = cells["counts"].shape
+    empty = {"high": np.zeros(shape), "low": np.zeros(shape), "top": np.full((*shape, 1), np.nan)}
+    return cells | empty | {"rank": np.full((*shape, 1), -1, dtype=np.int64)}
 
 
 def _cells(found: Answer | TableRefused) -> int:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.ckm.magnitude import MagnitudeCells, NumPTable, perturbed_sums, read_num_ptable, separation
+from cubeguard.ckm.magnitude.additive import AdditiveSums
 from cubeguard.ckm.origins import origin_tables
 from cubeguard.ckm.perturb import perturb_cells, perturb_cube
 from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
@@ -71,11 +72,21 @@ def _perturbed_sums(cube: xr.Dataset, sums: dict[str, Magnitude]) -> xr.Dataset:
     for column in unperturbed(cube):
         if column not in sums or scale is None:
             continue
-        published = sums[column].perturb(stored_cells(cube, column, scale)).reshape(cube["count"].shape)
+        published = _published(cube, column, sums[column], scale)
         inputs = [v for v in input_names(column, sums[column].top_k) if v in cube.data_vars]
         dims = cube[sum_name(column)].dims
         cube = cube.drop_vars(inputs).assign({sum_name(column): (dims, published)})
     return cube
+
+
+def _published(cube: xr.Dataset, column: str, magnitude: Magnitude, scale: KeyScale) -> npt.NDArray[np.float64]:
+    """The published sums of ``column`` in ``cube``: from its summed variables when they are enough (as tables do)."""
+    if magnitude.sums is None:
+        return magnitude.perturb(stored_cells(cube, column, scale)).reshape(cube["count"].shape)
+    nz_key_sums = input_names(column, 0)[0]
+    return magnitude.sums(
+        cube["count"].values, cube[sum_name(column)].values, cube["key_sum"].values, cube[nz_key_sums].values, scale
+    )
 
 
 def cells(step: CellKeyStep) -> CellFunction:
@@ -111,6 +122,8 @@ def magnitudes(step: CellKeyStep) -> dict[str, Magnitude]:
 
 
 def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
+    """The step's perturbation of one column's sums; types ``mean`` and ``sum`` also from the summed arrays alone."""
+
     def perturb(cells: MagnitudeCells) -> npt.NDArray[np.float64]:
         # An empty cell publishes 0 whatever its key; most cells of a large table are empty. (cellKey's
         # top-k bug carries a count from cell to cell, empty ones included: that mode takes every cell.)
@@ -119,7 +132,9 @@ def _magnitude(spec: MagnitudeSpec, table: NumPTable) -> Magnitude:
         perturbed[live] = perturbed_sums(_rows(cells, live), spec, table)
         return np.round(perturbed / spec.unit) * spec.unit
 
-    return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb, additive=spec.type in ("mean", "sum"))
+    if spec.type in ("mean", "sum"):
+        return Magnitude(0, perturb, additive=True, sums=AdditiveSums.of(spec, table, spec.unit).published)
+    return Magnitude(spec.top_k if spec.type == "top_contr" else 0, perturb)
 
 
 def _rows(cells: MagnitudeCells, rows: npt.NDArray[np.bool_]) -> MagnitudeCells:
