@@ -265,9 +265,11 @@ def _attack_table(report: object) -> Table:
     from cubeguard.attack import AttackReport
 
     assert isinstance(report, AttackReport)
-    table = Table(title="Attacks on the published cubes (self-test on the unprotected counts in brackets)")
-    for name in ("attack", "cube", "small cells", "recovered", "disclosed (1-2)", "best guess", "base rate"):
-        table.add_column(name, justify="left" if name in ("attack", "cube") else "right")
+    table = Table(title="Attacks on the published cubes: small cells (1s, 2s) recovered with certainty, "
+                  "within 1-2, best guess right, base rate (self-test on the unprotected counts in brackets)")  # fmt: skip
+    for name in ("attack", "cube", "small", "certain", "in 1-2", "guess", "base"):
+        left = name in ("attack", "cube")
+        table.add_column(name, justify="left" if left else "right", no_wrap=left)
     plain = {(f.attack, f.cube): f for f in report.facts if f.unprotected}
     for f in report.published:
         u = plain.get((f.attack, f.cube))

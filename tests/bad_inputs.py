@@ -242,7 +242,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "no disclosure gate",
         edited("gates: {forbidden_values: [1, 2]}", ""),
-        "no disclosure gate is configured; set gates.forbidden_values",
+        "no disclosure gate is configured; set gates.max_recovered_by_attack",
     ),
     Case("a cube no step protects", edited(CELL_KEY, "{method: identity}"), "cube 'c1' would be published unprotected"),
     Case(

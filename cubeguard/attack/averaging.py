@@ -14,29 +14,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cubeguard.attack.cells import CodeBook, CubeView, by_population
+from cubeguard.attack.cells import CellIndex, CubeView
 from cubeguard.attack.intervals import UNBOUNDED
 from cubeguard.attack.score import AttackFacts, score
 
 NAME = "averaging"
 
 
-def attack(views: Sequence[CubeView]) -> list[AttackFacts]:
+def attack(views: Sequence[CubeView], index: CellIndex | None = None) -> list[AttackFacts]:
     """Per cube: the rounded mean of each of its cells over every cube of the population that publishes it."""
+    index = index or CellIndex.of(views)
+    keys = index.of_views(views)
+    flat = np.concatenate(keys) if keys else np.empty(0, dtype=np.int64)
+    values = np.concatenate([v.published.ravel() for v in views]).astype(np.float64) if views else np.empty(0)
+    counts = np.bincount(flat)
+    means = np.bincount(flat, weights=values) / np.maximum(counts, 1)
     out: list[AttackFacts] = []
-    for group in by_population(views).values():
-        book = CodeBook(group)
-        keys = [book.keys(v).ravel() for v in group]
-        flat = np.concatenate(keys)
-        values = np.concatenate([v.published.ravel() for v in group]).astype(np.float64)
-        _, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True)
-        means = np.bincount(inverse, weights=values) / counts
-        start = 0
-        for v, k in zip(group, keys, strict=True):
-            part = inverse[start : start + k.size]
-            start += k.size
-            shared = (counts[part] > 1).reshape(v.published.shape)
-            guess = np.rint(means[part]).astype(np.int64).reshape(v.published.shape)
-            lo, hi = np.zeros_like(guess), np.full_like(guess, UNBOUNDED)
-            out.append(score(NAME, v, lo, hi, guess=guess, targets=shared))
+    for v, k in zip(views, keys, strict=True):
+        shared = (counts[k] > 1).reshape(v.published.shape)
+        guess = np.rint(means[k]).astype(np.int64).reshape(v.published.shape)
+        lo, hi = np.zeros_like(guess), np.full_like(guess, UNBOUNDED)
+        out.append(score(NAME, v, lo, hi, guess=guess, targets=shared))
     return out

@@ -11,8 +11,9 @@ breakdown of the variable (``attrs["variables"]`` names a cube dimension's varia
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,8 @@ import xarray as xr
 
 from cubeguard.attack.intervals import IntArray, Relations
 from cubeguard.errors import InternalError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -89,33 +92,97 @@ class CubeView:
         return ", ".join(f"{d}={self.codes[k][int(at[k])]}" for k, d in enumerate(self.dims))
 
 
-class CodeBook:
-    """Integer ids of (variable, code) over a set of cubes; the total of a variable is id 0."""
+#: The pseudo-variable of a cell's population in a :class:`CodeBook` (cells of two populations differ).
+POPULATION = "@population"
 
-    def __init__(self, views: Sequence[CubeView]) -> None:
-        self.ids: dict[str, dict[str, int]] = {}
+
+@dataclass(frozen=True)
+class CellIndex:
+    """Every cell's key over a release's cubes, computed once and shared by the attacks and their self-test."""
+
+    book: CodeBook
+    keys: Mapping[str, IntArray]  # cube id -> its cells' keys, flat
+    _memo: dict[object, object] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """``build()``, computed once per ``key`` (what depends on the cells' identities, not their values)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]  # type: ignore[return-value]
+
+    @classmethod
+    def of(cls, views: Sequence[CubeView]) -> CellIndex:
+        """Keys over ``views`` (numbered densely over them all)."""
+        book = CodeBook(views)
+        return cls(book, dict(zip((v.cube for v in views), book.keys(views), strict=True)))
+
+    def of_views(self, views: Sequence[CubeView]) -> list[IntArray]:
+        """The keys of ``views``, in their order."""
+        return [self.keys[v.cube] for v in views]
+
+
+class CodeBook:
+    """Integer ids of (variable, code) over a set of cubes (the total of a variable is id 0), and cell keys.
+
+    A cell's identity is its code id on every variable; :meth:`keys` numbers them densely over the
+    set, exactly (no hashing): the variables are split into groups whose mixed-radix numbers fit in
+    int64, and the groups' numbers are combined by ranking.
+    """
+
+    def __init__(self, views: Sequence[CubeView], population: bool = True) -> None:
+        """Ids over ``views``; with ``population`` False, cells of different populations with the same codes match."""
+        self.ids: dict[str, dict[str, int]] = {POPULATION: {}} if population else {}
         for v in views:
+            if population:
+                self.ids[POPULATION].setdefault(v.population, len(self.ids[POPULATION]))
             for var, codes, root in zip(v.variables, v.codes, v.roots, strict=True):
                 known = self.ids.setdefault(var, {})
                 known.setdefault(root, 0)
                 for c in codes:
                     if c != root and c not in known:
                         known[c] = len(known)
-        self.order = sorted(self.ids)
-        self.radix: dict[str, int] = {}
+        self.groups: list[dict[str, int]] = [{}]  # per group: variable -> radix
         step = 1
-        for var in self.order:
-            self.radix[var] = step
-            step *= len(self.ids[var]) + 1
-        if step >= 2**58:
-            raise InternalError("the release's classifications have too many code combinations for one cell key")
+        for var in sorted(self.ids):
+            size = len(self.ids[var]) + 1
+            if step * size >= 2**62:
+                self.groups.append({})
+                step = 1
+            self.groups[-1][var] = step
+            step *= size
 
-    def keys(self, view: CubeView) -> IntArray:
-        """Each cell's key: the same for the same units in every cube of the set."""
+    def code_ids(self, view: CubeView, variable: str) -> IntArray:
+        """Each cell's code id on ``variable`` (0: its total, or the cube does not cross it)."""
         out = np.zeros(view.published.shape, dtype=np.int64)
         for k, (var, codes, root) in enumerate(zip(view.variables, view.codes, view.roots, strict=True)):
-            ids = np.array([0 if c == root else self.ids[var][c] for c in codes], dtype=np.int64)
-            out += (ids * self.radix[var]).reshape([-1 if j == k else 1 for j in range(out.ndim)])
+            if var == variable:
+                ids = np.array([0 if c == root else self.ids[var][c] for c in codes], dtype=np.int64)
+                out += ids.reshape([-1 if j == k else 1 for j in range(out.ndim)])
+        return out
+
+    def keys(self, views: Sequence[CubeView]) -> list[IntArray]:
+        """Each cell's key (flat, per view), numbered densely from 0: equal exactly for the same population and codes."""
+        if not views:
+            return []
+        dense: IntArray | None = None
+        for group in self.groups:
+            column = np.concatenate([self._column(v, group).ravel() for v in views])
+            ranked = np.unique(column, return_inverse=True)[1].astype(np.int64)
+            dense = (
+                ranked if dense is None else np.unique(dense * (int(ranked.max()) + 1) + ranked, return_inverse=True)[1]
+            )
+        assert dense is not None
+        cut = np.cumsum([v.published.size for v in views])[:-1]
+        return [np.asarray(part, dtype=np.int64) for part in np.split(dense, cut)]
+
+    def _column(self, view: CubeView, group: Mapping[str, int]) -> IntArray:
+        out = np.zeros(view.published.shape, dtype=np.int64)
+        if POPULATION in group:
+            out += self.ids[POPULATION][view.population] * group[POPULATION]
+        for k, (var, codes, root) in enumerate(zip(view.variables, view.codes, view.roots, strict=True)):
+            if var in group:
+                ids = np.array([0 if c == root else self.ids[var][c] for c in codes], dtype=np.int64)
+                out += (ids * group[var]).reshape([-1 if j == k else 1 for j in range(out.ndim)])
         return out
 
 

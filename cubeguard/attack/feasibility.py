@@ -7,6 +7,7 @@ one value is recovered with certainty ("unpicking" a rounded or perturbed table 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 from cubeguard.attack.cells import CubeView
@@ -18,10 +19,11 @@ NAME = "feasibility"
 
 def attack(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limits: Limits) -> list[AttackFacts]:
     """Each cube alone: propagation, then linear programs for the targets it leaves narrow."""
+    deadline = time.monotonic() + limits.lp_seconds
     out: list[AttackFacts] = []
-    for view in views:
+    for view in sorted(views, key=lambda v: v.published.size):  # linear programs for the small cubes first
         state = start([view], bounds)
         solve(state, limits)
-        refine_targets(state, limits)
+        refine_targets(state, limits, deadline)
         out.append(score(NAME, view, state.lo[0], state.hi[0]))
     return out

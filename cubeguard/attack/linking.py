@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cubeguard.attack.cells import CubeView
+from cubeguard.attack.cells import CellIndex, CubeView
 from cubeguard.attack.score import AttackFacts, score
 from cubeguard.attack.system import Bounder, Limits, Link, refine_targets, solve, start
 
@@ -19,7 +19,7 @@ NAME = "linking"
 
 
 def attack(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limits: Limits,
-           link: Link | None) -> list[AttackFacts]:  # fmt: skip
+           link: Link | None, index: CellIndex | None = None) -> list[AttackFacts]:  # fmt: skip
     """Persons and households cubes together, shared cells and linked cells tied; none without a link."""
     if link is None:
         return []
@@ -30,6 +30,6 @@ def attack(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limi
     if not all(link.variable in found for found in variables.values()):
         return []  # no cube of one of the populations crosses household size: nothing links
     state = start(group, bounds)
-    solve(state, limits, merge=True, link=link)
+    solve(state, limits, index or CellIndex.of(group), link)
     refine_targets(state, limits)
     return [score(NAME, v, state.lo[n], state.hi[n]) for n, v in enumerate(group)]

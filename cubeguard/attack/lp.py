@@ -12,6 +12,8 @@ integer rounding ``[ceil(min), floor(max)]`` is a valid, possibly wider, interva
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -25,12 +27,17 @@ _TOLERANCE = 1e-6
 
 
 def refine(lo: IntArray, hi: IntArray, axes: Sequence[Relations], cells: Iterable[int], hops: int = 2,
-           max_cells: int = 400) -> int:  # fmt: skip
-    """Narrow the intervals of ``cells`` (flat C-order indices) in place by LP; returns the cells narrowed."""
+           max_cells: int = 400, deadline: float = math.inf) -> int:  # fmt: skip
+    """Narrow the intervals of ``cells`` (flat C-order indices) in place by LP; returns the cells narrowed.
+
+    Stops at ``deadline`` (``time.monotonic()``); the cells left keep their intervals.
+    """
     shape = lo.shape
     index = _RelationIndex(axes)
     narrowed = 0
     for cell in cells:
+        if time.monotonic() > deadline:
+            break
         if lo.flat[cell] == hi.flat[cell]:
             continue
         variables, rows = _neighbourhood(cell, shape, index, hops, max_cells)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from cubeguard.attack import averaging, differencing, feasibility, linking
-from cubeguard.attack.cells import CubeView
+from cubeguard.attack.cells import CellIndex, CubeView
 from cubeguard.attack.score import AttackFacts
 from cubeguard.attack.system import Bounder, Limits, Link
 
@@ -71,10 +71,11 @@ def _hits(f: AttackFacts) -> int:
 def attack_release(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limits: Limits = Limits(),
                    link: Link | None = None, progress: Progress | None = None) -> AttackReport:  # fmt: skip
     """Run :data:`ATTACKS` on the published cubes, then on the unprotected counts (the self-test)."""
-    facts = _all(views, bounds, limits, link, progress, unprotected=False)
+    index = CellIndex.of(views)  # the cells' identities do not depend on their values: once for both runs
+    facts = _all(views, bounds, limits, link, index, progress, unprotected=False)
     plain = [replace(v, published=v.original) for v in views if v.original is not None]
     exact = dict.fromkeys((v.cube for v in plain), _exact)
-    facts += [replace(f, unprotected=True) for f in _all(plain, exact, limits, link, progress, unprotected=True)]
+    facts += [replace(f, unprotected=True) for f in _all(plain, exact, limits, link, index, progress, True)]
     return AttackReport(tuple(facts))
 
 
@@ -88,13 +89,13 @@ def attack_cube(view: CubeView, bounds: Bounder | None, limits: Limits = Limits(
 
 
 def _all(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limits: Limits, link: Link | None,
-         progress: Progress | None, unprotected: bool) -> list[AttackFacts]:  # fmt: skip
+         index: CellIndex, progress: Progress | None, unprotected: bool) -> list[AttackFacts]:  # fmt: skip
     stage = "attack (unprotected)" if unprotected else "attack"
     runs: tuple[Callable[[], list[AttackFacts]], ...] = (
         lambda: feasibility.attack(views, bounds, limits),
-        lambda: differencing.attack(views, bounds, limits),
-        lambda: linking.attack(views, bounds, limits, link),
-        lambda: averaging.attack(views),
+        lambda: differencing.attack(views, bounds, limits, index),
+        lambda: linking.attack(views, bounds, limits, link, index),
+        lambda: averaging.attack(views, index),
     )
     out: list[AttackFacts] = []
     for run in runs:

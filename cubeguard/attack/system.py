@@ -3,7 +3,7 @@
 :func:`solve` alternates bounds propagation within each cube (:func:`~cubeguard.attack.intervals.propagate`)
 with what ties cubes together, until nothing changes:
 
-* shared cells (``merge``): one set of units published in several cubes of a population has one
+* shared cells (with a :class:`~cubeguard.attack.cells.CellIndex`): one set of units published in several cubes of a population has one
   original count, so its intervals intersect (differencing across tables, Handbook on SDC v2, 5.2);
 * linked cells (``links``): persons in households of size ``k`` are ``k`` times those households,
   cell by cell of the household variables (the persons-households link of the table service).
@@ -13,13 +13,15 @@ Then the cells it leaves narrow get their linear programs (:mod:`cubeguard.attac
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
-from cubeguard.attack.cells import CodeBook, CubeView, by_population
+from cubeguard.attack.cells import CellIndex, CodeBook, CubeView, by_population
 from cubeguard.attack.intervals import UNBOUNDED, IntArray, propagate
 from cubeguard.attack.lp import refine
 
@@ -37,12 +39,15 @@ class Limits:
         lp_cells: at most this many linear programs per cube (the rest keep their propagated interval).
         hops: relations around a target that its linear program holds.
         rounds: at most this many rounds of propagation and merging.
+        lp_seconds: at most about this long in linear programs per attack (the rest keep their
+            propagated intervals; cubes are taken smallest first).
     """
 
     lp_width: int = 6
     lp_cells: int = 50
     hops: int = 2
     rounds: int = 30
+    lp_seconds: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,13 @@ def start(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None]) -> In
     return out
 
 
-def solve(state: Intervals, limits: Limits, merge: bool = False, link: Link | None = None) -> None:
-    """Narrow ``state`` in place: propagation, shared cells (``merge``), linked cells (``link``), to a fixed point."""
-    ties = _Ties.of(state.views, merge, link)
+def solve(state: Intervals, limits: Limits, index: CellIndex | None = None, link: Link | None = None) -> None:
+    """Narrow ``state`` in place: propagation, shared cells (with an ``index``), linked cells (``link``), to a fixed point."""
+    ties = (
+        _Ties.of(state.views, index, link)
+        if index is None
+        else index.memo(("ties", _ids(state.views), _link_key(link)), lambda: _Ties.of(state.views, index, link))
+    )
     for _ in range(limits.rounds):
         for n, v in enumerate(state.views):
             propagate(state.lo[n], state.hi[n], v.axes)
@@ -95,15 +104,28 @@ def solve(state: Intervals, limits: Limits, merge: bool = False, link: Link | No
             break
 
 
-def refine_targets(state: Intervals, limits: Limits) -> None:
-    """Linear programs for the small original cells left narrow but not exact (scoring only looks at those)."""
-    for n, v in enumerate(state.views):
-        if v.original is None:
+def _ids(views: Sequence[CubeView]) -> tuple[str, ...]:
+    return tuple(v.cube for v in views)
+
+
+def _link_key(link: Link | None) -> tuple[object, ...] | None:
+    return None if link is None else (link.variable, link.persons, link.households, tuple(sorted(link.sizes.items())))
+
+
+def refine_targets(state: Intervals, limits: Limits, deadline: float | None = None) -> None:
+    """Linear programs for the small original cells left narrow but not exact (scoring only looks at those).
+
+    Until ``deadline`` (``time.monotonic()``; default ``limits.lp_seconds`` from now).
+    """
+    deadline = time.monotonic() + limits.lp_seconds if deadline is None else deadline
+    for n in sorted(range(len(state.views)), key=lambda k: state.views[k].published.size):
+        v = state.views[n]
+        if v.original is None or time.monotonic() > deadline:
             continue
         lo, hi = state.lo[n], state.hi[n]
         width = hi - lo
         cells = np.flatnonzero(np.isin(v.original, (1, 2)) & (width > 0) & (width <= limits.lp_width))
-        refine(lo, hi, v.axes, cells[: limits.lp_cells].tolist(), hops=limits.hops)
+        refine(lo, hi, v.axes, cells[: limits.lp_cells].tolist(), hops=limits.hops, deadline=deadline)
 
 
 @dataclass(frozen=True)
@@ -121,15 +143,20 @@ class _Ties:
     pairs: tuple[IntArray, IntArray, IntArray] | None  # (persons, households, k): positions in the tied array
 
     @classmethod
-    def of(cls, views: Sequence[CubeView], merge: bool, link: Link | None) -> _Ties:
+    def of(cls, views: Sequence[CubeView], index: CellIndex | None, link: Link | None) -> _Ties:
         sizes = [v.published.size for v in views]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        book = CodeBook(views)
-        keys = [book.keys(v).ravel() for v in views]
-        grouped = _shared(keys, [v.population for v in views]) if merge and len(views) > 1 else None
-        pairs = _link_pairs(views, keys, sizes, link, book) if link is not None else None
-        parts = [g[0] for g in (grouped,) if g is not None] + [a for a in (pairs or ())[:2]]
-        tied = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        if index is None:
+            empty = np.empty(0, dtype=np.int64)
+            return cls([empty] * len(views), empty, empty, None)
+        keys = index.of_views(views)
+        grouped = _shared(keys) if len(views) > 1 else None
+        pairs = _link_pairs(views, sizes, link) if link is not None else None
+        marked = np.zeros(int(offsets[-1]), dtype=bool)
+        for part in [g[0] for g in (grouped,) if g is not None] + [a for a in (pairs or ())[:2]]:
+            marked[part] = True
+        tied = np.flatnonzero(marked).astype(np.int64)
+        del marked
         cut = np.searchsorted(tied, offsets)
         members = [tied[cut[n] : cut[n + 1]] - offsets[n] for n in range(len(views))]
         if grouped is not None:
@@ -166,11 +193,10 @@ class _Ties:
         return changed
 
 
-def _shared(keys: list[IntArray], populations: list[str]) -> tuple[IntArray, IntArray] | None:
+def _shared(keys: list[IntArray]) -> tuple[IntArray, IntArray] | None:
     """Global flat positions of the cells published in two cubes or more, grouped by cell, and each group's start."""
-    pops = sorted(set(populations))
-    flat = np.concatenate([k * len(pops) + pops.index(p) for k, p in zip(keys, populations, strict=True)])
-    order = np.argsort(flat, kind="stable")
+    flat = np.concatenate(keys)
+    order = _counting_order(flat)  # keys are dense: a counting sort, linear in the cells
     ranked = flat[order]
     del flat
     first = np.concatenate([[True], ranked[1:] != ranked[:-1]])
@@ -183,29 +209,48 @@ def _shared(keys: list[IntArray], populations: list[str]) -> tuple[IntArray, Int
     return order[keep].astype(np.int64), np.flatnonzero(kept_first).astype(np.int64)
 
 
-def _link_pairs(views: Sequence[CubeView], keys: list[IntArray], sizes: list[int], link: Link,
-                book: CodeBook) -> tuple[IntArray, IntArray, IntArray] | None:  # fmt: skip
+@njit(nogil=True, cache=True)
+def _counting_order(keys):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Positions of dense non-negative ``keys`` sorted by key, stably (a counting sort)."""
+    counts = np.zeros(keys.max() + 2 if keys.size else 1, dtype=np.int64)
+    for k in keys:
+        counts[k + 1] += 1
+    for k in range(1, counts.size):
+        counts[k] += counts[k - 1]
+    out = np.empty(keys.size, dtype=np.int64)
+    for n in range(keys.size):
+        out[counts[keys[n]]] = n
+        counts[keys[n]] += 1
+    return out
+
+
+def _link_pairs(views: Sequence[CubeView], sizes: list[int], link: Link) -> tuple[IntArray, IntArray, IntArray] | None:
     """Flat positions of (persons cell, households cell, size) with the same codes and a one-size code."""
+    book = CodeBook(views, population=False)
+    keys = book.keys(views)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     groups = by_population(views)
     if link.variable not in book.ids:
         return None
     size_of = {book.ids[link.variable][c]: k for c, k in link.sizes.items() if c in book.ids[link.variable]}
-    radix = book.radix[link.variable]
-    base = len(book.ids[link.variable]) + 1
     found: dict[str, dict[int, int]] = {}
+    sizes_at: dict[int, int] = {}
     for pop in (link.persons, link.households):
         table: dict[int, int] = {}
         for v in groups.get(pop, []):
             n = views.index(v)
-            at = np.flatnonzero(np.isin((keys[n] // radix) % base, list(size_of)))
-            for key, pos in zip(keys[n][at].tolist(), (at + offsets[n]).tolist(), strict=True):
+            codes = book.code_ids(v, link.variable).ravel()
+            at = np.flatnonzero(np.isin(codes, list(size_of)))
+            for key, pos, code in zip(
+                keys[n][at].tolist(), (at + offsets[n]).tolist(), codes[at].tolist(), strict=True
+            ):
                 table.setdefault(key, pos)
+                sizes_at[key] = size_of[code]
         found[pop] = table
     common = sorted(set(found[link.persons]) & set(found[link.households]))
     if not common:
         return None
     p = np.array([found[link.persons][k] for k in common], dtype=np.int64)
     h = np.array([found[link.households][k] for k in common], dtype=np.int64)
-    k = np.array([size_of[(key // radix) % base] for key in common], dtype=np.int64)
+    k = np.array([sizes_at[key] for key in common], dtype=np.int64)
     return p, h, k

@@ -47,11 +47,11 @@ def protection_problems(cfg: ReleaseConfig, add: Callable[[KeyPath, str], None])
                 f"step {pre.name!r} promises that no table holds a count of {', '.join(map(str, promised))}; "
                 f"add {missing} to gates.forbidden_values so the gate blocks a release that breaks the promise",
             )
-    if not gates.forbidden_values and gates.max_small_cells_unchanged is None:
+    if not gates.forbidden_values and gates.max_small_cells_unchanged is None and gates.max_recovered_by_attack is None:
         add(
             ("gates",),
-            "no disclosure gate is configured; set gates.forbidden_values (e.g. [1, 2]) or "
-            f"gates.max_small_cells_unchanged {_HOW}",
+            "no disclosure gate is configured; set gates.max_recovered_by_attack (e.g. 0), gates.forbidden_values "
+            f"(e.g. [1, 2]) or gates.max_small_cells_unchanged {_HOW}",
         )
 
 

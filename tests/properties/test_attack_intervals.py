@@ -100,6 +100,7 @@ def test_cubes_sharing_cells_never_give_a_false_certainty(data: st.DataObject) -
     import xarray as xr
 
     from cubeguard.attack import CubeView, attack_release
+    from cubeguard.attack.cells import CellIndex
     from cubeguard.attack.system import Intervals, Limits, solve, start
 
     x, y = data.draw(st.sampled_from(AXES)), data.draw(st.sampled_from(AXES))
@@ -133,7 +134,7 @@ def test_cubes_sharing_cells_never_give_a_false_certainty(data: st.DataObject) -
 
     views = [CubeView.of(a, a), CubeView.of(b, b)]
     state: Intervals = start(views, {"A": bounds("A"), "B": bounds("B")})
-    solve(state, Limits(), merge=True)
+    solve(state, Limits(), CellIndex.of(views))
     for n, v in enumerate(views):
         assert np.all(state.lo[n] <= v.original) and np.all(v.original <= state.hi[n])
     report = attack_release(views, {"A": bounds("A"), "B": bounds("B")})

@@ -154,3 +154,15 @@ def test_limits_keep_linear_programs_bounded() -> None:
     view = _view(cube, [[6, 2, 4], [3, 1, 2], [3, 1, 2]])
     report = attack_release([view], {"c": plus_minus(1)}, Limits(lp_cells=0))
     assert report.recovered("c") >= 0  # runs with no linear program at all
+
+
+def test_cell_keys_are_dense_and_equal_only_for_the_same_population_and_codes() -> None:
+    from cubeguard.attack.cells import CellIndex
+
+    a = _view(_cube("A", {"X": X}, [3, 1, 2]), [3, 1, 2])
+    b = _view(_cube("B", {"X": X, "Y": Y}, [[3, 2, 1], [1, 1, 0], [2, 1, 1]]), [[3, 2, 1], [1, 1, 0], [2, 1, 1]])
+    h = _view(_cube("H", {"X": X}, [3, 1, 2], population="households"), [3, 1, 2])
+    keys = CellIndex.of([a, b, h]).keys
+    assert sorted({int(k) for ks in keys.values() for k in ks}) == list(range(3 + 6 + 3))  # 12 distinct cells
+    assert list(keys["A"]) == list(keys["B"].reshape(3, 3)[:, 0])  # A's cells are B's Y totals
+    assert not set(keys["H"].tolist()) & set(keys["A"].tolist())  # households are other units

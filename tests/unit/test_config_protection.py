@@ -88,3 +88,8 @@ def test_the_cubes_whose_last_step_promises_additive_tables(tmp_path: Path, step
 
     release = _release(tmp_path, TINY_CONFIG.replace(CKM, steps))
     assert additive_cubes(release.config) == additive  # type: ignore[attr-defined]
+
+
+def test_the_attack_gate_is_a_disclosure_gate(tmp_path: Path) -> None:
+    text = TINY_CONFIG.replace(TINY_GATES, "gates: {max_recovered_by_attack: 0}\n")
+    require_protection(_release(tmp_path, text))  # no refusal: the attack gates disclosure
