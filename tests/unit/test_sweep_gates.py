@@ -74,6 +74,7 @@ def test_undefined_measures_and_no_small_cells_pass() -> None:
         "gate.forbidden_cells": None,
         "gate.small_cells_unchanged": result.small_cells_unchanged,
         "gate.non_additive_cells": None,
+        "gate.recovered_by_attack": None,  # no attack bound set
         "passes": True,
         "failing": "",
     }
