@@ -100,7 +100,6 @@ POPULATION = "@population"
 class CellIndex:
     """Every cell's key over a release's cubes, computed once and shared by the attacks and their self-test."""
 
-    book: CodeBook
     keys: Mapping[str, IntArray]  # cube id -> its cells' keys, flat
     _memo: dict[object, object] = field(default_factory=dict, repr=False)
 
@@ -113,8 +112,7 @@ class CellIndex:
     @classmethod
     def of(cls, views: Sequence[CubeView]) -> CellIndex:
         """Keys over ``views`` (numbered densely over them all)."""
-        book = CodeBook(views)
-        return cls(book, dict(zip((v.cube for v in views), book.keys(views), strict=True)))
+        return cls(dict(zip((v.cube for v in views), CodeBook(views).keys(views), strict=True)))
 
     def of_views(self, views: Sequence[CubeView]) -> list[IntArray]:
         """The keys of ``views``, in their order."""
