@@ -26,6 +26,13 @@ class MeanSpec(Frozen):
 
     column: str
     label: str = ""
+    decimals: int = Field(
+        default=1,
+        ge=0,
+        le=6,
+        description="Decimal places a published mean is rounded to (half to even), as censuses publish a mean "
+        "age to one: more digits only repeat the perturbed sum's noise and lengthen every answer.",
+    )
 
 
 class HouseholdSizeSpec(Frozen):

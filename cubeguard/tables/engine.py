@@ -245,7 +245,7 @@ class TableEngine:
     def _mean(
         self, name: str, cells: dict[str, npt.NDArray[Any]], published: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.float64]:
-        """m-hat / n-hat per cell: the perturbed sum (cell key method for magnitudes) over the published count."""
+        """m-hat / n-hat per cell, to the mean's ``decimals``: the perturbed sum over the published count."""
         magnitude, scale = self._magnitude(name), self.store.key_scale
         if magnitude.sums is not None:
             sums = magnitude.sums(cells["counts"], cells["sums"], cells["key_sums"], cells["nz_key_sums"], scale)
@@ -253,7 +253,8 @@ class TableEngine:
             sums = magnitude.perturb(magnitude_cells(_with_extremes(cells), scale))
         sums = sums.reshape(published.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(published > 0, sums / np.maximum(published, 1), np.nan)
+            means = np.where(published > 0, sums / np.maximum(published, 1), np.nan)
+        return np.asarray(np.round(means, self.spec.means[name].decimals), dtype=np.float64)
 
     def _full(self, query: TableQuery, bds: list[Breakdown]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
         """Every cell, totals included: counts and exact key sums.

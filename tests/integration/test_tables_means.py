@@ -70,7 +70,7 @@ steps:
 gates: {{forbidden_values: [1, 2]}}
 output: {{folder: out}}
 """
-TABLES = "tables:\n  breakdowns: [GEO.A, SEX, AGE.B, AGE.Y, OCC]\n  max_dimensions: 3\n  means: {age: {column: age}}\n"
+TABLES = "tables:\n  breakdowns: [GEO.A, SEX, AGE.B, AGE.Y, OCC]\n  max_dimensions: 3\n  means: {age: {column: age, decimals: 6}}\n"  # sums exact in the mean
 Source = Callable[[TableQuery], xr.Dataset | None]  # None: refused
 
 
