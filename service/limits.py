@@ -1,9 +1,15 @@
 """A rate limit shared by every worker of a service: a sliding window of query times per client.
 
 ``cubeguard tables --workers N`` runs N processes; a limit kept in each would let a client ask N
-times as much. The query times live in one small SQLite database (WAL) in a folder the service
-owns, and each query is counted in one ``BEGIN IMMEDIATE`` transaction, so the processes take
-turns: at most ``per_minute`` queries per client in any 60 seconds, whichever worker answers.
+times as much. The counts live in one small SQLite database (WAL) in a folder the service owns,
+and each query is counted in one ``BEGIN IMMEDIATE`` transaction, so the processes take turns:
+at most ``per_minute`` queries per client in any 60 seconds, whichever worker answers.
+
+Queries are counted per client in tenths of a second (:data:`TICK`), so a window is at most 601
+rows however fast a client asks (one row per query made every count cost more the busier the
+service was). A query is allowed while the ticks that can hold a query of the last 60 seconds
+hold fewer than ``per_minute``; the oldest of them may reach up to a tick further back, so the
+window errs on the strict side by at most 0.1 s.
 """
 
 from __future__ import annotations
@@ -16,9 +22,12 @@ from pathlib import Path
 
 WINDOW = 60.0  # seconds
 BUSY_TIMEOUT = 10.0  # seconds a worker waits for another's transaction
+TICK = 0.1  # seconds counted together
+_TICKS = round(WINDOW / TICK)
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS hits (client TEXT NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS hits_client_at ON hits (client, at);
+CREATE TABLE IF NOT EXISTS ticks (
+    client TEXT NOT NULL, tick INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (client, tick)
+) WITHOUT ROWID;
 """
 
 
@@ -40,20 +49,27 @@ class RateLimit:
 
     def allow(self, client: str) -> bool:
         """Count a query of ``client``; False when it is over the limit (not counted then)."""
-        now = self.clock()
+        tick = int(self.clock() // TICK)
+        first = tick - _TICKS  # the tick of a query exactly 60 s ago: every later query is in [first, tick]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")  # one worker at a time: count and insert as one step
             try:
                 self._db.execute(
-                    "DELETE FROM hits WHERE client = ? AND (at <= ? OR at > ?)", (client, now - WINDOW, now + WINDOW)
-                )  # the window, and times from a clock set back since
-                (seen,) = self._db.execute("SELECT COUNT(*) FROM hits WHERE client = ?", (client,)).fetchone()
+                    "DELETE FROM ticks WHERE client = ? AND (tick < ? OR tick > ?)", (client, first, tick + _TICKS)
+                )  # the window, and ticks from a clock set back since
+                (seen,) = self._db.execute(
+                    "SELECT COALESCE(SUM(n), 0) FROM ticks WHERE client = ? AND tick <= ?", (client, tick)
+                ).fetchone()
                 allowed = bool(seen < self.per_minute)
                 if allowed:
-                    self._db.execute("INSERT INTO hits (client, at) VALUES (?, ?)", (client, now))
+                    self._db.execute(
+                        "INSERT INTO ticks (client, tick, n) VALUES (?, ?, 1) "
+                        "ON CONFLICT (client, tick) DO UPDATE SET n = n + 1",
+                        (client, tick),
+                    )
                 self._calls += 1
                 if self._calls % 1000 == 0:  # clients that stopped asking
-                    self._db.execute("DELETE FROM hits WHERE at <= ?", (now - WINDOW,))
+                    self._db.execute("DELETE FROM ticks WHERE tick < ?", (first,))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")

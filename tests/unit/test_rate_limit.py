@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 from pathlib import Path
 
 from service.limits import RateLimit, limits_file
@@ -51,3 +52,16 @@ def test_each_served_address_has_its_own_database(tmp_path: Path) -> None:
         == tmp_path / "internal" / "service" / "127.0.0.1-8000" / "limits.sqlite"
     )
     assert limits_file(tmp_path, "::1", 8000).parent.name == "__1-8000"
+
+
+def test_a_busy_client_costs_one_row_per_tenth_of_a_second(tmp_path: Path) -> None:
+    now = [1000.0]
+    limit = RateLimit(3000, tmp_path / "l.sqlite", clock=lambda: now[0])
+    for _ in range(3000):  # 3,000 queries in 3 s
+        assert limit.allow("a")
+        now[0] += 0.001
+    assert not limit.allow("a")  # every one of them counted
+    limit.close()
+    with sqlite3.connect(tmp_path / "l.sqlite") as db:
+        (rows,) = db.execute("SELECT COUNT(*) FROM ticks").fetchone()
+    assert rows <= 31
