@@ -213,11 +213,11 @@ def clock(per: dict[str, list[float]], name: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def server(config: Path, port: int, log: Path) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
-    """``cubeguard tables CONFIG --port PORT`` running and answering; its start-up seconds."""
+def server(config: Path, port: int, log: Path, workers: int = 1) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
+    """``cubeguard tables CONFIG --port PORT [--workers N]`` running and answering; its start-up seconds."""
     import httpx
 
-    cmd = [str(CLI), "tables", str(config), "--port", str(port)]
+    cmd = [str(CLI), "tables", str(config), "--port", str(port), *(["--workers", str(workers)] if workers > 1 else [])]
     print("$", " ".join(cmd), flush=True)
     out = log.open("w")
     t0 = time.perf_counter()
@@ -244,25 +244,46 @@ def server(config: Path, port: int, log: Path) -> Iterator[tuple[subprocess.Pope
 
 
 def wait_precomputed(url: str, t0: float) -> tuple[int, float]:
-    """Wait until the service has tabulated its planned crossings; their number and the seconds since ``t0``."""
+    """Wait until the service has tabulated its planned crossings; their number and the seconds since ``t0``.
+
+    Each check is a new connection, which any worker may take: 20 answers in a row say ready.
+    """
     import httpx
 
+    ready = 0
     while True:
         done = httpx.get(f"{url}/api/release", timeout=5).json().get("precomputed", {"ready": 0, "planned": 0})
-        if done["ready"] >= done["planned"]:
+        ready = ready + 1 if done["ready"] >= done["planned"] else 0
+        if ready >= 20:
             return int(done["planned"]), time.perf_counter() - t0
-        time.sleep(0.25)
+        time.sleep(0.05 if ready else 0.25)
 
 
 def vm_hwm_mb(pid: int) -> float | None:
-    """The kernel's peak resident memory of ``pid`` (VmHWM)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return None
+    """The kernel's peak resident memory of ``pid`` (VmHWM), summed over its worker processes."""
+    import psutil
+
+    total, found = 0, False
+    with contextlib.suppress(psutil.Error):
+        for p in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{p.pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        total, found = total + int(line.split()[1]), True
+    return round(total / 1024, 1) if found else None
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of ``pid`` and its living worker processes."""
+    import psutil
+
+    total = 0.0
+    with contextlib.suppress(psutil.Error):
+        for p in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                t = p.cpu_times()
+                total += t.user + t.system
+    return total
 
 
 # --- 3. load ----------------------------------------------------------------------------------------
@@ -388,12 +409,10 @@ def measured(proc_pid: int, fn: Any) -> tuple[Any, dict[str, Any]]:
         t = psutil.cpu_times()
         return float(sum(t)) - float(t.idle) - float(getattr(t, "iowait", 0.0))
 
-    server_proc = psutil.Process(proc_pid)
-    c0, me0, all0 = server_proc.cpu_times(), time.process_time(), busy()
+    c0, me0, all0 = tree_cpu(proc_pid), time.process_time(), busy()
     with TreeSampler(proc_pid, every=0.2) as sampler:
         out = fn()
-    c1 = server_proc.cpu_times()
-    server_cpu = (c1.user + c1.system) - (c0.user + c0.system)
+    server_cpu = tree_cpu(proc_pid) - c0
     client_cpu = time.process_time() - me0
     return out, {
         "server_cpu_seconds": round(server_cpu, 1),
@@ -428,15 +447,15 @@ def wait_quiet(pid: int, limit: float, window: float = 3.0, share: float = 0.15)
     """
     import psutil
 
-    server_proc, t0 = psutil.Process(pid), time.perf_counter()
+    t0 = time.perf_counter()
     while time.perf_counter() - t0 < limit:
         b0 = psutil.cpu_times()
-        s0, m0 = sum(server_proc.cpu_times()[:2]), time.process_time()
+        s0, m0 = tree_cpu(pid), time.process_time()
         time.sleep(window)
         b1 = psutil.cpu_times()
         busy = (sum(b1) - b1.idle - b1.iowait) - (sum(b0) - b0.idle - b0.iowait)
         mine = time.process_time() - m0 if pid == os.getpid() else 0.0
-        others = busy - (sum(server_proc.cpu_times()[:2]) - s0) - (time.process_time() - m0) + mine
+        others = busy - (tree_cpu(pid) - s0) - (time.process_time() - m0) + mine
         if others < share * window:
             break
     return time.perf_counter() - t0
@@ -587,7 +606,8 @@ def markdown(p: dict[str, Any]) -> str:
         "# Flexible table service under load (`benchmarks/tables_service.py`)",
         "",
         f"EU 2021 programme on its synthetic census of {a['persons']:,} persons; commit {m['commit']}, {m['date']}, "
-        f"{m['cpus']} cores, Python {m['python']}. Server: `cubeguard tables` (one uvicorn process), clients: "
+        f"{m['cpus']} cores, Python {m['python']}. Server: `cubeguard tables` "
+        f"({'one uvicorn process' if a.get('workers', 1) == 1 else str(a['workers']) + ' uvicorn worker processes'}), clients: "
         f"{a['clients']} asyncio/httpx clients in the benchmark process on the same 2 cores, one keep-alive "
         f"connection each, back to back. Tables: a geography ({' or '.join(GEOGRAPHIES)}) and 1, 2 or 3 distinct "
         "variables from the offered breakdowns, in a seeded order; population total, JSON. No data rules are set, "
@@ -689,6 +709,9 @@ def main() -> None:
     ap.add_argument("--skip-release", action="store_true", help="Reuse the config and release of an earlier run.")
     ap.add_argument("--duration", type=float, default=60.0, help="Seconds of the cold and of the warm phase per kind.")
     ap.add_argument("--clients", type=int, default=20)
+    ap.add_argument(
+        "--workers", type=int, default=1, help="Worker processes of the service (cubeguard tables --workers)."
+    )
     ap.add_argument("--pool", type=int, default=200, help="Tables of the warm phase's pool, per kind.")
     ap.add_argument("--solo", type=int, default=8, help="Tables asked by one client alone, per kind.")
     ap.add_argument("--stage-sample", type=int, default=30, help="Tables per kind timed stage by stage (0: none).")
@@ -737,21 +760,19 @@ def main() -> None:
             else:
                 print(done_stages.stderr[-3000:], file=sys.stderr)
     port = free_port()
-    with server(config, port, WORK / f"server_{args.persons}.log") as (proc, startup):
+    with server(config, port, WORK / f"server_{args.persons}.log", args.workers) as (proc, startup):
         print(f"service answering after {startup:.1f} s (pid {proc.pid})", flush=True)
         crossings, precomputed = wait_precomputed(f"http://127.0.0.1:{port}", time.perf_counter() - startup)
         print(f"{crossings} finest crossings tabulated after {precomputed:.1f} s", flush=True)
         loaded = load(f"http://127.0.0.1:{port}", proc.pid, args)
-        import psutil
-
-        t = psutil.Process(proc.pid).cpu_times()
         srv = {
-            "command": f"cubeguard tables {config.relative_to(ROOT)} --port {port}",
+            "command": f"cubeguard tables {config.relative_to(ROOT)} --port {port}"
+            + (f" --workers {args.workers}" if args.workers > 1 else ""),
             "startup_seconds": round(startup, 1),
             "crossings": crossings,
             "crossings_seconds": round(precomputed, 1),
             "vm_hwm_mb": vm_hwm_mb(proc.pid),
-            "cpu_seconds": round(t.user + t.system, 1),
+            "cpu_seconds": round(tree_cpu(proc.pid), 1),
         }
     payload: dict[str, Any] = {
         "machine": started,
