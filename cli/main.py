@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -231,12 +234,17 @@ def attack(
     release_id: str = typer.Option(
         None, "--release-id", help="Attack this published release (it must be the config's last run)."
     ),
+    service: str = typer.Option(
+        None, "--service", help="Also attack the tables this table service answers (URL, e.g. http://127.0.0.1:8000)."
+    ),
 ) -> None:
     """Attack the release's protected cubes as an intruder who knows the methods would; exit 1 if one gives way.
 
     Feasibility intervals, differencing, linking and averaging, each also run on the unprotected
-    counts (its self-test). Needs the release's stores (run ``cubeguard release`` first). The
-    findings, which name the cells recovered, stay in ``<output>/internal/attack.json``.
+    counts (its self-test). Needs the release's stores (run ``cubeguard release`` first). With
+    ``--service``, every table of one or two variables the service answers is attacked beside the
+    cubes of the release it serves. The findings, which name the cells recovered, stay in
+    ``<output>/internal/attack.json`` (``attack_service.json`` with ``--service``).
     """
     from cubeguard.attack import ATTACKS
     from cubeguard.config import load_release
@@ -245,12 +253,18 @@ def attack(
     from tasks.secrets import read_prefect_secret
 
     release_ = load_release(config, parse_sets(sets) or None)
-    store = published_root(release_) / check_release_id(release_id) / "store.zarr" if release_id else None
-    with StageBars({"attack": len(ATTACKS), "attack (unprotected)": len(ATTACKS)}) as bars:
-        path = attack_step(release_, read_prefect_secret, bars.update, published=store)
-    report = read_attack(release_)
-    assert report is not None
-    out.print(_attack_table(report))
+    if service:
+        report = _attack_service(config, sets, service)
+        path = release_.config.output.internal / "attack_service.json"
+        path.write_text(json.dumps(report.as_dict(), indent=1))
+    else:
+        store = published_root(release_) / check_release_id(release_id) / "store.zarr" if release_id else None
+        with StageBars({"attack": len(ATTACKS), "attack (unprotected)": len(ATTACKS)}) as bars:
+            path = attack_step(release_, read_prefect_secret, bars.update, published=store)
+        found = read_attack(release_)
+        assert found is not None
+        report = found
+    out.print(_attack_table(report, _cubes_or_tables) if service else _attack_table(report))
     bound = release_.config.gates.max_recovered_by_attack or 0
     worst = max((report.recovered(f.cube) for f in report.published), default=0)
     for name in report.broken:
@@ -261,7 +275,31 @@ def attack(
         raise typer.Exit(1)
 
 
-def _attack_table(report: object) -> Table:
+def _attack_service(config: Path, sets: list[str], url: str) -> Any:
+    """The cubes of the release ``url`` serves and every table of one or two variables it answers, attacked."""
+    from cubeguard.attack import ATTACKS
+    from cubeguard.pipeline.attack import cube_views
+    from cubeguard.publish.stage import published_root
+    from cubeguard.tables.attack import attack_tables
+    from cubeguard.tables.served import open_served
+    from service.intruder import ask_tables
+    from tasks.secrets import read_prefect_secret
+
+    with StageBars({"tables asked": None}) as bars:
+        asked = ask_tables(url, progress=lambda _done, _total: bars.update("tables asked", 1))
+    engine = open_served(config, asked.release_id, parse_sets(sets) or None)
+    store = published_root(engine.release) / asked.release_id / "store.zarr"
+    cubes = cube_views(engine.release, read_prefect_secret, store)
+    with StageBars({"attack": len(ATTACKS), "attack (unprotected)": len(ATTACKS)}) as bars:
+        found = attack_tables(engine, asked.answers, progress=bars.update, cubes=cubes)
+    refused = ", ".join(f"{n} by {rule}" for rule, n in sorted(asked.refused.items())) or "none"
+    out.print(f"Release {asked.release_id}: {len(cubes[0])} cubes and {found.tables} tables of the service attacked "
+              f"together ({found.derived} with persons derived from households left out; refused: {refused}).")  # fmt: skip
+    return found.report
+
+
+def _attack_table(report: object, group: Callable[[str], str] = str) -> Table:
+    """One row per attack and cube, or per attack and ``group`` of cubes (counts summed)."""
     from cubeguard.attack import AttackReport
 
     assert isinstance(report, AttackReport)
@@ -270,14 +308,25 @@ def _attack_table(report: object) -> Table:
     for name in ("attack", "cube", "small", "certain", "in 1-2", "guess", "base"):
         left = name in ("attack", "cube")
         table.add_column(name, justify="left" if left else "right", no_wrap=left)
-    plain = {(f.attack, f.cube): f for f in report.facts if f.unprotected}
-    for f in report.published:
-        u = plain.get((f.attack, f.cube))
+    rows: dict[tuple[str, str, bool], list[int]] = {}
+    for f in report.facts:
+        row = rows.setdefault((f.attack, group(f.cube), f.unprotected), [0, 0, 0, 0, 0])
+        for k, value in enumerate((f.targets, f.certain, f.disclosed, f.guessed, f.base_rate)):
+            row[k] += value
+    for (attack, cube, unprotected), (targets, certain, disclosed, guessed, base) in rows.items():
+        if unprotected:
+            continue
+        u = rows.get((attack, cube, True))
         table.add_row(
-            f.attack, f.cube, f"{f.targets:,}", f"{f.certain:,}" + (f" ({u.certain:,})" if u else ""),
-            f"{f.disclosed:,}", f"{f.guessed:,}" + (f" ({u.guessed:,})" if u else ""), f"{f.base_rate:,}",
+            attack, cube, f"{targets:,}", f"{certain:,}" + (f" ({u[1]:,})" if u else ""),
+            f"{disclosed:,}", f"{guessed:,}" + (f" ({u[3]:,})" if u else ""), f"{base:,}",
         )  # fmt: skip
     return table
+
+
+def _cubes_or_tables(cube: str) -> str:
+    """``cubes``, or ``tables of <population>`` for a service table (``population:breakdowns``)."""
+    return f"tables of {cube.split(':', 1)[0]}" if ":" in cube else "cubes"
 
 
 @app.command()

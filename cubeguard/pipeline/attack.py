@@ -63,12 +63,18 @@ def read_attack(release: Release) -> AttackReport | None:
 def attack_cubes(release: Release, resolver: SecretResolver | None = None, progress: Progress | None = None,
                  limits: Limits = Limits(), published: Path | None = None) -> AttackReport:  # fmt: skip
     """:func:`~cubeguard.attack.attack_release` on the release's cube pairs with their methods' bounds."""
+    views, bounds = cube_views(release, resolver, published)
+    return attack_release(views, bounds, limits, household_link(release), progress)
+
+
+def cube_views(release: Release, resolver: SecretResolver | None = None, published: Path | None = None
+               ) -> tuple[list[CubeView], dict[str, Bounder | None]]:  # fmt: skip
+    """The release's cubes as the intruder reads them (with their originals, to score), and their bounds."""
     pairs = sorted(cube_pairs(release).items())
     if published is not None:
         pairs = [(c, (o, _same_cube(published, c, p))) for c, (o, p) in pairs]
     views = [CubeView.of(p.load(), o.load()) for _, (o, p) in pairs]
-    bounds = {v.cube: cube_bounds(release, v.cube, resolver) for v in views}
-    return attack_release(views, bounds, limits, household_link(release), progress)
+    return views, {v.cube: cube_bounds(release, v.cube, resolver) for v in views}
 
 
 def _same_cube(store: Path, cube: str, protected: xr.Dataset) -> xr.Dataset:

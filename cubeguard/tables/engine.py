@@ -30,7 +30,7 @@ from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.model import labelled
 from cubeguard.cubes.values import magnitude_cells
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CellFunction, Magnitude
+from cubeguard.methods.base import BoundsFunction, CellFunction, Magnitude
 from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import COUNTS, BottomCache, Full, Refinements
 from cubeguard.tables.expand import gather, margins
@@ -122,6 +122,8 @@ class TableEngine:
         self.passes = 0  # passes over the records so far
         self._lock = threading.Lock()
         self._link = SizeLink.of(release)
+        #: the interval of original counts each published count can come from (set by :func:`.served.open_served`)
+        self.bounds: BoundsFunction | None = None
         self._home_masks: dict[str, npt.NDArray[np.uint8]] = {}
         if self._link is not None:
             self._check_link(self._link)
@@ -169,6 +171,10 @@ class TableEngine:
             return out
 
         self.crossings.build(bottoms, workers)
+
+    def derives(self, query: TableQuery) -> bool:
+        """Whether some persons cells of ``query`` are household-size multiples of households counts."""
+        return self._link is not None and self._link.plan(query, self.offered) is not None
 
     def tabulate(self, query: TableQuery) -> xr.Dataset:
         """The protected table without the rules (for checks inside cubeguard; never served as is)."""

@@ -54,6 +54,7 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
     resolved = _with_recorded(step, record)
     store = KeyStore.open(release.config.output.served_store(rid))
     engine = TableEngine(release, store, method.cells(resolved), rid, method.magnitudes(resolved))
+    engine.bounds = method.bounds(resolved) if method.bounds is not None else None
     check_consistency(engine, published_root(release) / rid / "store.zarr")
     return engine
 
