@@ -60,12 +60,16 @@ class KeyScale:
         raise ValueError(f"unknown key scale {label!r}; expected '2^64' or '10^d'")
 
     def to_fixed(self, keys: npt.ArrayLike) -> npt.NDArray[np.uint64]:
-        """Convert record keys in [0, 1) to uint64 numerators (exact for binary keys >= 2**-11)."""
-        k = np.asarray(keys, dtype=np.float64)
-        if self.kind == "binary":
-            # ldexp is exact; values < 2**64 always fit, floor only drops bits below 2**-64.
-            return np.floor(np.ldexp(k, 64)).astype(np.uint64)
-        return np.rint(k * 10.0**self.digits).astype(np.uint64)
+        """Convert record keys in [0, 1) to uint64 numerators, each by :func:`key_numerator`."""
+        k = np.ascontiguousarray(keys, dtype=np.float64)
+        out = np.empty(k.shape, dtype=np.uint64)
+        _numerators(k.ravel(), *self.numerator_scale(), out.ravel())
+        return out
+
+    def numerator_scale(self) -> tuple[float, bool]:
+        """The scale as :func:`key_numerator` reads it: the multiplier, and whether keys are decimal."""
+        decimal = self.kind == "decimal"
+        return (10.0**self.digits if decimal else _TWO64), decimal
 
     def cell_keys(self, key_sums: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Cell keys in [0, 1) from summed numerators: ``(sum mod denominator) / denominator``."""
@@ -81,6 +85,25 @@ class KeyScale:
         """The scale as :func:`cell_key` reads it: binary, and the decimal modulus and denominator."""
         digits = self.digits if self.kind == "decimal" else 0
         return self.kind == "binary", np.uint64(10**digits), float(10**digits)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def key_numerator(key: float, scale: float, decimal: bool) -> np.uint64:  # pragma: no cover - compiled
+    """One record key in [0, 1) as the integer numerator its cells sum: the one rule of cubes and tables.
+
+    Binary keys: ``key * 2**64`` (exact, a power of two) truncated, i.e. the key's bits down to
+    2**-64. Decimal keys: ``key * 10**d`` rounded to the nearest integer, halves to even, so a
+    d-digit key whose product lands a hair off its integer gets that integer.
+    """
+    if decimal:
+        return np.uint64(np.rint(key * scale))
+    return np.uint64(key * scale)
+
+
+@njit(nogil=True, cache=True)
+def _numerators(keys: np.ndarray, scale: float, decimal: bool, out: np.ndarray) -> None:  # pragma: no cover
+    for n in range(keys.shape[0]):
+        out[n] = key_numerator(keys[n], scale, decimal)
 
 
 @njit(nogil=True, cache=True)

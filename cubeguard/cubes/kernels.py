@@ -1,8 +1,8 @@
 """Numba kernels for the fused tabulation pass (one pass over a record batch serves every cube).
 
 Record keys arrive as float64 in [0, 1) and are turned into uint64 numerators inside the kernel
-(``cubeguard.ckm.keys``): ``key * 2**64`` for binary keys (exact for multiples of 2**-64),
-``round(key * 10**d)`` for d-digit decimal keys, without a temporary array. With many cubes,
+by :func:`cubeguard.ckm.keys.key_numerator`, the rule the table service's key store uses too, without
+a temporary array. With many cubes,
 threads own whole cubes, so no two threads ever add to the same cell; with fewer cubes than
 threads, threads own record ranges and add into private accumulators summed at the end.
 """
@@ -15,7 +15,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-TWO64 = 18446744073709551616.0
+from cubeguard.ckm.keys import key_numerator
+
 
 # The kernels' three argument tuples (types for mypy only; numba types the call's values itself).
 Encoded: TypeAlias = tuple[
@@ -33,13 +34,6 @@ Layout: TypeAlias = tuple[
 ]
 Records: TypeAlias = tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64], float, bool]  # masks, keys, scale, decimal
 _Ints: TypeAlias = npt.NDArray[np.int64]
-
-
-@njit(inline="always")
-def _fixed(key: float, scale: float, decimal: bool) -> np.uint64:
-    if decimal:
-        return np.uint64(np.floor(key * scale + 0.5))
-    return np.uint64(key * scale)
 
 
 _BLOCK = 1024  # records whose indices are built together, one dimension at a time
@@ -133,7 +127,7 @@ def _add_range(
                     bad += 1
                 else:
                     counts[idx[k]] += 1
-                    key_sums[idx[k]] += _fixed(keys[start + k], scale, decimal)
+                    key_sums[idx[k]] += key_numerator(keys[start + k], scale, decimal)
     return bad
 
 

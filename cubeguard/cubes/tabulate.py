@@ -25,7 +25,7 @@ import xarray as xr
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.cubes.encode import encode_batch, population_mask
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.kernels import TWO64, Encoded, Layout, cell_indices, scatter_by_cube, scatter_by_records
+from cubeguard.cubes.kernels import Encoded, Layout, cell_indices, scatter_by_cube, scatter_by_records
 from cubeguard.cubes.margins import expand_all
 from cubeguard.cubes.model import make_cube
 from cubeguard.cubes.spec import PopulationSpec
@@ -119,8 +119,7 @@ class Tabulator:
             ref = self.household_ref if pop.unit == "households" else None
             masks[k] = population_mask(batch, pop.where, ref)
         keys = np.ascontiguousarray(batch.column(self.key_column).to_numpy(zero_copy_only=False), dtype=np.float64)
-        decimal = self.key_scale.kind == "decimal"
-        scale = 10.0**self.key_scale.digits if decimal else TWO64
+        scale, decimal = self.key_scale.numerator_scale()
         parts = self._record_parts()
         encoded = (enc.raw, enc.column_of, enc.first, enc.luts, enc.lens)
         layout = (self.cube_dims, self.strides, self.offsets, self.cube_pop)

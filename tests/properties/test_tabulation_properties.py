@@ -116,3 +116,27 @@ def test_record_split_pass_equals_cube_pass(a, b, n, seed, parts, unknown) -> No
     np.testing.assert_array_equal(one.bad, split_tab.bad)
     assert one.bad[0] == min(unknown, n)
     assert one.counts[one.offsets[1] :].sum() == (frame["keep"] == "1").sum()
+
+
+@SETTINGS
+@given(
+    a=classifications("A"),
+    digits=st.integers(1, 8),
+    plain=st.lists(st.floats(0, 1, exclude_max=True), max_size=40),
+    halves=st.lists(st.integers(0, 2**8 - 1), min_size=1, max_size=20),
+)
+def test_cubes_and_the_key_store_turn_a_key_into_one_numerator(a, digits, plain, halves) -> None:
+    """Cube kernels and KeyScale.to_fixed (the tables' key store) agree, halves included (key x 10^d = k + 1/2)."""
+    exact_halves = [(2 * (j % 2**digits) + 1) / 2 ** (digits + 1) for j in halves]  # key x 10^d is a half
+    keys = np.array(plain + exact_halves)
+    bds = [breakdown_of(a, "A")]
+    frame = random_microdata(bds, len(keys), 0).assign(rkey=keys)
+    scale = KeyScale("decimal", digits)
+    counts, key_sums = tabulate_frame(bds, frame, batch=len(keys), scale=scale).bottom(0)
+    assert int(counts.sum()) == len(keys)
+    assert key_sums.sum(dtype=np.uint64) == scale.to_fixed(keys).sum(dtype=np.uint64)
+
+
+def test_a_half_rounds_to_even_in_cubes_and_tables() -> None:
+    scale = KeyScale("decimal", 1)
+    assert scale.to_fixed([0.25, 0.75]).tolist() == [2, 8]  # 2.5 and 7.5, halves to even
