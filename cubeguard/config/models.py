@@ -218,3 +218,7 @@ class ReleaseConfig(Frozen):
         description="Why this release may publish cubes without a protection step or without a disclosure "
         "gate (recorded in the manifest and the audit). Without it such a release is refused.",
     )
+
+    def steps_for(self, cube_id: str) -> list[tuple[int, CubeStepSpec]]:
+        """The post-tabular steps that apply to cube ``cube_id``, in order, each with its index in ``steps``."""
+        return [(k, s) for k, s in enumerate(self.steps) if s.cubes is None or cube_id in s.cubes]

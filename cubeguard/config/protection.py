@@ -18,7 +18,7 @@ from collections.abc import Callable
 from cubeguard.config.models import ReleaseConfig
 from cubeguard.errors import ConfigError
 from cubeguard.methods.base import CubeMethod
-from cubeguard.methods.registry import method_of
+from cubeguard.methods.registry import CUBE_METHODS, CubeStepSpec, method_of
 
 KeyPath = tuple[str | int, ...]
 _HOW = 'or set allow_unprotected: "<reason>" at the top level'
@@ -29,10 +29,7 @@ def protection_problems(cfg: ReleaseConfig, add: Callable[[KeyPath, str], None])
     if cfg.allow_unprotected:
         return
     for i, cube in enumerate(cfg.hypercubes):
-        if not cfg.pre_tabular and not any(
-            method_of(s).protects and (s.cubes is None or cube.id in s.cubes)  # type: ignore[union-attr]
-            for s in cfg.steps
-        ):
+        if not cfg.pre_tabular and last_protection(cfg, cube.id) is None:
             add(
                 ("hypercubes", i),
                 f"cube '{cube.id}' would be published unprotected: no protection step applies to it; "
@@ -66,19 +63,25 @@ def require_protection(release: object) -> None:
         raise ConfigError(getattr(release, "path"), unprotected)  # noqa: B009
 
 
+def last_protection(cfg: ReleaseConfig, cube_id: str) -> CubeStepSpec | None:
+    """The last post-tabular step that protects cube ``cube_id`` (the identity step does not), or None."""
+    found = [s for _, s in cfg.steps_for(cube_id) if CUBE_METHODS[s.method].protects]
+    return found[-1] if found else None
+
+
 def additive_cubes(cfg: ReleaseConfig) -> frozenset[str]:
     """The cubes published additive, on which the additivity gate blocks.
 
-    A cube no post-tabular step applies to is tabulated from the (changed) microdata, so it is
-    additive; otherwise its last post-tabular step decides.
+    A cube that no protecting post-tabular step changes publishes the counts tabulated from the
+    (perhaps changed) microdata, so it is additive; otherwise its last protecting step decides
+    (a later identity step changes nothing).
     """
-    last: dict[str, object] = {}
-    every = [c.id for c in cfg.hypercubes]
-    for step in cfg.steps:
-        for cube in step.cubes if step.cubes is not None else every:
-            last[cube] = step
-    untouched = {cube for cube in every if cube not in last} if cfg.pre_tabular else set()
-    return frozenset(untouched | {cube for cube, step in last.items() if _publishes_additive(step)})
+    out = set()
+    for cube in cfg.hypercubes:
+        last = last_protection(cfg, cube.id)
+        if last is None or _publishes_additive(last):
+            out.add(cube.id)
+    return frozenset(out)
 
 
 def _publishes_additive(step: object) -> bool:

@@ -35,7 +35,7 @@ def check_sums(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], add: Add) -
 
 
 def _applies(step: object, cube: HypercubeSpec) -> bool:
-    cubes = getattr(step, "cubes", None)
+    cubes = getattr(step, "cubes", None)  # the steps are not yet validated: ReleaseConfig.steps_for may not hold
     return cubes is None or cube.id in cubes
 
 

@@ -17,7 +17,6 @@ from numba import njit, prange
 
 from cubeguard.ckm.keys import key_numerator
 
-
 # The kernels' three argument tuples (types for mypy only; numba types the call's values itself).
 Encoded: TypeAlias = tuple[
     npt.NDArray[np.integer],  # raw (columns, records)

@@ -22,7 +22,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -155,6 +155,8 @@ class CubeStep(StepModel):
     """A post-tabular step: it protects cubes (all, or the ones listed in ``cubes``)."""
 
     cubes: list[str] | None = None
+    #: whether the step may change a count (the identity step does not, so it undoes nothing before it)
+    changes_counts: ClassVar[bool] = True
 
 
 class MicrodataStep(StepModel):
@@ -221,7 +223,7 @@ class CheckContext:
     depths: Mapping[str, int] = field(default_factory=dict)
 
     def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
-        """The post-tabular steps before (or, with ``later``, after) this one that protect some of its cubes.
+        """The post-tabular steps before (or, with ``later``, after) this one that change counts of some of its cubes.
 
         Each comes with its place in ``steps`` and the ids of the cubes both protect, sorted; a step
         without ``cubes`` protects every cube of the release.
@@ -232,7 +234,7 @@ class CheckContext:
         for k in others:
             other = self.steps[k]
             both = sorted(mine & self._cubes(other))
-            if isinstance(other, CubeStep) and both:
+            if isinstance(other, CubeStep) and other.changes_counts and both:
                 found.append((k, other, both))
         return found
 

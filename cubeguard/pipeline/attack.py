@@ -96,7 +96,7 @@ def cube_bounds(release: Release, cube_id: str, resolver: SecretResolver | None 
     the published count). A method without bounds leaves the cube unbounded. A cube that no
     post-tabular step changes is exact, unless a pre-tabular step changed the microdata.
     """
-    found = [(k, s) for k, s in enumerate(release.config.steps) if s.cubes is None or cube_id in s.cubes]
+    found = release.config.steps_for(cube_id)
     functions = []
     for k, step in found:
         maker = CUBE_METHODS[step.method].bounds

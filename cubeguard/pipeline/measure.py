@@ -21,6 +21,7 @@ import pandas as pd
 import xarray as xr
 
 from cubeguard.config.load import Release
+from cubeguard.config.protection import last_protection
 from cubeguard.cubes.store import list_cubes, load_cube, open_cube
 from cubeguard.cubes.values import sum_name
 from cubeguard.errors import CubeguardError, InternalError
@@ -90,14 +91,6 @@ def measures_file(release: Release) -> Path:
     return release.config.output.internal / "measures.parquet"
 
 
-def _last_protection(release: Release, cube_id: str) -> Any:
-    """The last post-tabular step that protects ``cube_id`` (the identity step does not), or None."""
-    steps = [
-        s for s in release.config.steps if (s.cubes is None or cube_id in s.cubes) and CUBE_METHODS[s.method].protects
-    ]
-    return steps[-1] if steps else None
-
-
 def _steps_used(attrs: Mapping[Any, Any]) -> int | None:
     """The steps a controlled rounding needed, from its report in the cube's attrs (None if not there)."""
     report = attrs.get(REPORT_ATTR)
@@ -121,7 +114,7 @@ def rounding_params(release: Release, cube_id: str, attrs: Mapping[Any, Any]) ->
     controlled rounding's report in the protected cube's ``attrs`` naming the ``steps_used`` (the
     fewest steps that admitted a rounding) takes precedence over the configured ``steps``.
     """
-    step = _last_protection(release, cube_id)
+    step = last_protection(release.config, cube_id)
     if step is None or not CUBE_METHODS[step.method].rounds:
         return None
     public = CUBE_METHODS[step.method].public(step)
@@ -160,7 +153,7 @@ def moved_units(release: Release, moves: Mapping[str, CellMoves]) -> dict[str, T
     Those of a cube no post-tabular step protects, as long as no unit moved into or out of its
     population (``F#`` must add up to both tables); the other cubes use cell-value transitions.
     """
-    return {c: m.transitions() for c, m in moves.items() if m.within and _last_protection(release, c) is None}
+    return {c: m.transitions() for c, m in moves.items() if m.within and last_protection(release.config, c) is None}
 
 
 def sum_loss_pairs(release: Release) -> dict[tuple[str, str], tuple[xr.Dataset, xr.Dataset]]:
@@ -203,7 +196,7 @@ def _with_perturbation_facts(
     """
     rows: dict[str, dict[str, float]] = {}
     for cube_id, cube_attrs in attrs.items():
-        step = _last_protection(release, cube_id)
+        step = last_protection(release.config, cube_id)
         if step is None or step.method != stochastic_perturbation.METHOD.name:
             continue
         report = cube_attrs.get(stochastic_perturbation.REPORT_ATTR)

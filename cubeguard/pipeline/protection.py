@@ -67,12 +67,11 @@ def protect_cube(
     release: Release, cube_id: str, original: Path, protected: Path, resolver: SecretResolver | None = None
 ) -> ProtectionSummary:
     """Apply the steps that target ``cube_id`` and write it to ``protected``; the same wherever it runs."""
-    steps = [(s, build_step(s, f"steps[{k}]", resolver)) for k, s in enumerate(release.config.steps)]
+    steps = [(s, build_step(s, f"steps[{k}]", resolver)) for k, s in release.config.steps_for(cube_id)]
     cube = load_cube(original, cube_id)
-    applied = [s.name for s, _ in steps if s.cubes is None or cube_id in s.cubes]
-    for spec, fn in steps:
-        if spec.cubes is None or cube_id in spec.cubes:
-            cube = fn(cube)
+    applied = [s.name for s, _ in steps]
+    for _, fn in steps:
+        cube = fn(cube)
     if "noise" not in cube:
         cube = cube.assign(noise=cube["count"] * 0)
     if exact := unperturbed(cube):

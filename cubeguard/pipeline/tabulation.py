@@ -62,9 +62,8 @@ def summed(release: Release, cube_id: str) -> tuple[tuple[str, int], ...]:
     """
     out = []
     for column in release.cube(cube_id).sums:
-        for step in release.config.steps:
-            applies = step.cubes is None or cube_id in step.cubes
-            found = CUBE_METHODS[step.method].magnitudes(step).get(column) if applies else None
+        for _, step in release.config.steps_for(cube_id):
+            found = CUBE_METHODS[step.method].magnitudes(step).get(column)
             if found is not None:
                 out.append((column, found.top_k))
                 break

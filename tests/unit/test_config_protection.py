@@ -81,6 +81,9 @@ def test_a_stated_reason_allows_an_unprotected_release(tmp_path: Path) -> None:
         ("  - {method: random_rounding, margins: summed}\n", {"c1", "c2", "hh"}),
         (CKM.replace("}", ", cubes: [c1]}") + "  - {method: barnardisation, p: 0.2, cubes: [c2, hh]}\n", {"c2", "hh"}),
         ("  - {method: small_cell_adjustment, cubes: [c1]}\n" + CKM.replace("}", ", cubes: [c2, hh]}"), {"c1"}),
+        # an identity step changes nothing: the protecting step before it decides
+        ("  - {method: controlled_rounding}\n  - {method: identity, cubes: [c1]}\n", {"c1", "c2", "hh"}),
+        (CKM + "  - {method: identity}\n", set()),
     ],
 )
 def test_the_cubes_whose_last_step_promises_additive_tables(tmp_path: Path, steps: str, additive: set[str]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import xarray as xr
 
@@ -15,6 +15,7 @@ class IdentityStep(CubeStep):
 
     method: Literal["identity"]
     name: str = "identity"
+    changes_counts: ClassVar[bool] = False
 
 
 def identity(cube: xr.Dataset) -> xr.Dataset:
