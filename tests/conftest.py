@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.shared_data import pytest_runtest_makereport  # noqa: F401  (the hook: no shared-data skip in CI)
+
 TINY_GEO_CODES = """\
     codes:
       - {code: "0", label: Country}

@@ -1,21 +1,17 @@
 """The golden tests compare with R's outputs in ``../shared/golden`` beside the project root.
 
 Each golden module names its folder in a module-level ``GOLDEN``. When that folder is missing the
-module's tests skip on a developer's machine, but fail in CI (``CI`` set in the environment, as the
-CI runner does), naming the missing path: a CI run must not pass without the comparisons.
+module's tests skip on a developer's machine, but fail in CI (``CI`` set in the environment, as
+``.ci/run`` does), naming the missing path: a CI run must not pass without the comparisons.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-
-def in_ci() -> bool:
-    """True when the environment says this is a CI run (``CI`` set, and not to a false value)."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+from tests.shared_data import in_ci
 
 
 @pytest.fixture(autouse=True, scope="module")
