@@ -147,7 +147,7 @@ def keyed_batches(
         if seed is not None:
             start = first_row + done
             ids = (
-                batch.column(cfg.input.person_id).to_numpy()
+                batch.column(cfg.input.person_id).to_numpy(zero_copy_only=False)
                 if cfg.input.person_id
                 else np.arange(start, start + batch.num_rows)
             )
