@@ -19,6 +19,7 @@ _MEASURES = {
     "hellinger": "Hellinger distance (gates.max_hellinger)",
     "average_absolute_distance": "mean absolute deviation (gates.max_mean_absolute_deviation)",
 }
+NOTHING = "nothing to measure"  # an observed value of None, e.g. the small-cell share of a cube without small cells
 _SCOPED = re.compile(r"^(?P<check>\w+)\[(?P<measure>[\w.]+)@(?P<scope>[\w.:-]+)\]$")
 
 
@@ -46,14 +47,14 @@ def readable(value: object) -> object:
 
 
 def plain_rows(rows: Iterable[dict[str, object]]) -> list[dict[str, object]]:
-    """Gate rows for people: the check in words, the observed value rounded; the other keys kept."""
+    """Gate rows for people: the check in words, the observed value rounded (or :data:`NOTHING`); the rest kept."""
     out = []
     for row in rows:
         shown = dict(row)
         if "expectation" in shown:
             shown["expectation"] = plain_check(str(shown["expectation"]))
             shown = {("check" if k == "expectation" else k): v for k, v in shown.items()}
-        if "observed" in shown:
-            shown["observed"] = readable(shown["observed"])
+        if "observed" in shown:  # None: the check had no cells to measure (a cube without small cells)
+            shown["observed"] = NOTHING if shown["observed"] is None else readable(shown["observed"])
         out.append(shown)
     return out

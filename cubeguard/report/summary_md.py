@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from cubeguard.report import rounding
+from cubeguard.report.gate_names import NOTHING
 
 MAX_ROWS = 40
 
@@ -26,7 +27,8 @@ def _gates(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "No gate is configured."
     worst = sorted(rows, key=lambda r: {"fail": 0, "error": 1, "warn": 2}.get(str(r["status"]), 3))
-    shown = [(r["status"], r["cube"], r["expectation"], r["observed"], r.get("required", "")) for r in worst[:MAX_ROWS]]
+    shown = [(r["status"], r["cube"], r["expectation"], NOTHING if r["observed"] is None else r["observed"],
+              r.get("required", "")) for r in worst[:MAX_ROWS]]  # fmt: skip
     more = f"\n\n{len(rows) - MAX_ROWS} more checks in the internal Data Docs." if len(rows) > MAX_ROWS else ""
     counts = {s: sum(r["status"] == s for r in rows) for s in ("pass", "warn", "fail", "error")}
     head = ", ".join(f"{n} {s}" for s, n in counts.items() if n)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cubeguard.report.gate_names import plain_check, plain_rows, readable
+from cubeguard.report.gate_names import NOTHING, plain_check, plain_rows, readable
 
 
 def test_every_check_the_gates_run_has_words_naming_its_config_key() -> None:
@@ -33,3 +33,24 @@ def test_rows_keep_cube_status_and_required() -> None:
         {"cube": "c1", "check": plain_check("ExpectSmallCellsUnchangedShareToBeAtMost"), "status": "pass", "observed": "0.55",
          "required": "<= 0.6"}
     ]  # fmt: skip
+
+
+def test_a_check_with_nothing_to_measure_says_so_not_none() -> None:
+    rows = [
+        {"cube": "hh.1", "expectation": "ExpectSmallCellsUnchangedShareToBeAtMost", "status": "pass", "observed": None}
+    ]
+    assert plain_rows(rows)[0]["observed"] == NOTHING == "nothing to measure"
+
+
+def test_the_run_summary_says_nothing_to_measure_not_none() -> None:
+    from cubeguard.report.summary_md import release_markdown
+
+    row = {
+        "status": "pass",
+        "cube": "hh.1",
+        "expectation": "ExpectSmallCellsUnchangedShareToBeAtMost",
+        "observed": None,
+    }
+    markdown = release_markdown({"gate_rows": [row]})
+    assert "| pass | hh.1 | ExpectSmallCellsUnchangedShareToBeAtMost | nothing to measure |" in markdown
+    assert "None" not in markdown
