@@ -109,12 +109,15 @@ CellSeed = Annotated[
     Annotated[int, Field(ge=0)] | EnvSecret | PrefectSecret | None,
     Field(
         default=None,
-        description="Seed of a random stream (secret, a non-negative integer); without it each cell's "
-        "cell key decides, so a cell shared by several cubes changes the same in all of them.",
+        description="Seed of a random stream (secret, a non-negative integer); without it each cell's draw "
+        "comes from its cell key, the same in every cube, so a cell that is interior in several cubes (leaf "
+        "codes of the same variables) gets the same draw in each; margins, and the cells of methods that draw "
+        "per control group (semi-controlled rounding, stochastic perturbation), may still differ between cubes.",
     ),
 ]
 
-#: Control groups of the methods that keep totals exact (semi-controlled rounding, stochastic perturbation).
+#: Control groups: semi-controlled rounding rounds each group's total at random and its interior to add up to
+#: it; stochastic perturbation keeps each group's total exact.
 Control = Annotated[
     list[str],
     Field(
