@@ -20,7 +20,8 @@ class StochasticPerturbationStep(CubeStep):
     ``perturb_zeros``) move among the values of that range by a PRAM-like transition matrix made
     invariant for each control group's own distribution of values (Gouweleeuw et al. 1998): from a
     base matrix that keeps a value with probability ``diagonal`` and otherwise moves it to a value
-    at most ``band`` away. The number of cells moved from each value to each other is fixed to its
+    at most ``band`` away; the invariant matrix is that matrix followed by its backward matrix, so
+    a cell moves by up to ``2 band``. The number of cells moved from each value to each other is fixed to its
     expectation (drawn without replacement), so each group keeps its distribution of values and its
     total exactly. Cells above ``cap`` are not changed. The draws come from the cell keys unless a
     ``seed`` is given. The interior may then be fitted by IPF to the margin tables of ``fit`` and
@@ -63,7 +64,10 @@ class StochasticPerturbationStep(CubeStep):
     diagonal: Diagonal = Field(
         description="Probability that the base transition matrix keeps a value, in (0, 1) (secret)."
     )
-    band: Band = Field(description="How far the base transition matrix moves a value at most, from 1 (secret).")
+    band: Band = Field(
+        description="How far the base transition matrix moves a value at most, from 1 (secret); the invariant "
+        "matrix applies it forward and back, so a published cell is up to 2 x band from its original."
+    )
     control: Control
     control_depth: ControlDepth
     fit: list[list[str]] = Field(
