@@ -13,6 +13,9 @@ from collections.abc import Iterable
 
 _SHLOMO = "Shlomo (2009), section 4"
 _HB58, _HB59 = "Handbook on SDC v2, 5.8", "Handbook on SDC v2, 5.9"
+#: The Handbook (5.8) asks for distance metrics between original and perturbed cells and defines none of these.
+_HELLINGER = "Shlomo and Young (2005); distance metrics in general: Handbook on SDC v2, 5.8"
+_OWN = "cubeguard's own (no published source)"
 _BEFORE_AFTER = " Two columns: of the original table (_original) and of the published one (_protected)."
 
 DEFINITIONS: dict[str, tuple[str, str]] = {
@@ -23,12 +26,12 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
     "hellinger": (
         "Hellinger distance between the shares of the cells in the original and the published total, "
         "sqrt(1/2 sum (sqrt(p/P) - sqrt(o/O))^2); 0 for identical tables, at most 1.",
-        f"{_HB58}; Shlomo and Young (2005)",
+        _HELLINGER,
     ),
-    "hellinger_counts": ("Hellinger distance on the counts, sqrt(1/2 sum (sqrt(p) - sqrt(o))^2).", _HB58),
+    "hellinger_counts": ("Hellinger distance on the counts, sqrt(1/2 sum (sqrt(p) - sqrt(o))^2).", _HELLINGER),
     "max_abs_deviation": ("The largest |p - o| over the cells.", "Höhne (2011), section 2.1"),
-    "spearman": ("Spearman's rank correlation of o and p over the cells (1: the same order).", _SHLOMO),
-    "wilcoxon_p": ("p-value of Wilcoxon's signed-rank test that p - o is centred on 0.", _SHLOMO),
+    "spearman": ("Spearman's rank correlation of o and p over the cells (1: the same order).", _HB58),
+    "wilcoxon_p": ("p-value of Wilcoxon's signed-rank test that p - o is centred on 0.", f"{_HB58} (signed rank test)"),
     "cramers_v_original": ("Cramér's V of a two-way scope (association in [0, 1])." + _BEFORE_AFTER, _SHLOMO),
     "median_entropy_original": ("Median over sub-groups of the entropy of their tables." + _BEFORE_AFTER, _SHLOMO),
     "avg_cell_size_variance_original": (
@@ -49,7 +52,7 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
         "(empty for a cube without small counts).",
         "after Enderle, Giessing and Tent (2020)",
     ),
-    "zeros_kept": ("Share of the cells with o = 0 that are published as 0.", _SHLOMO),
+    "zeros_kept": ("Share of the cells with o = 0 that are published as 0.", _OWN),
     "entropy_risk_original": (
         "Entropy-based disclosure risk r of the original table and r# of the published one "
         "(r# <= r; from the cells' value transitions, or the persons' for a swap step's report cubes).",
