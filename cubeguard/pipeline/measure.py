@@ -30,7 +30,6 @@ from cubeguard.measures.rounding import RoundingParams
 from cubeguard.measures.table import MeasureSpec, measure_cubes
 from cubeguard.measures.transitions import Transitions
 from cubeguard.methods import stochastic_perturbation
-from cubeguard.methods.controlled_rounding import REPORT_ATTR
 from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.pipeline.tabulation import plans_for
 from cubeguard.pipeline.true_original import release_moves, true_original
@@ -91,28 +90,14 @@ def measures_file(release: Release) -> Path:
     return release.config.output.internal / "measures.parquet"
 
 
-def _steps_used(attrs: Mapping[Any, Any]) -> int | None:
-    """The steps a controlled rounding needed, from its report in the cube's attrs (None if not there)."""
-    report = attrs.get(REPORT_ATTR)
-    if report is None:
-        return None
-    try:
-        report = json.loads(report) if isinstance(report, str) else report  # open_cube decodes it already
-    except json.JSONDecodeError:
-        report = None
-    if not isinstance(report, dict):
-        raise InternalError(f"the cube attribute {REPORT_ATTR!r} is not a JSON object; this is a bug in cubeguard")
-    used = report.get("steps_used")
-    return used if isinstance(used, int) and used >= 1 else None
-
-
-def rounding_params(release: Release, cube_id: str, attrs: Mapping[Any, Any]) -> RoundingParams | None:
+def rounding_params(release: Release, cube_id: str) -> RoundingParams | None:
     """The public parameters a user reads ``cube_id`` with, when its last protection step rounds to a base.
 
     Read through the method's ``public`` allow-list (what the manifest shows), so no secret
-    parameter is touched: ``base``, and ``steps`` for controlled rounding (1 for the others). A
-    controlled rounding's report in the protected cube's ``attrs`` naming the ``steps_used`` (the
-    fewest steps that admitted a rounding) takes precedence over the configured ``steps``.
+    parameter is touched: ``base``, and ``steps`` for controlled rounding (1 for the others). The
+    steps a controlled rounding needed (``steps_used`` in its internal report) are not published,
+    so the measures use the ``steps`` a user knows: a fallback that goes beyond them shows as
+    existence intervals that miss the original.
     """
     step = last_protection(release.config, cube_id)
     if step is None or not CUBE_METHODS[step.method].rounds:
@@ -121,8 +106,6 @@ def rounding_params(release: Release, cube_id: str, attrs: Mapping[Any, Any]) ->
     base, steps = public.get("base"), public.get("steps", 1)
     if not isinstance(base, int) or not isinstance(steps, int):
         raise InternalError(f"rounding step {step.name!r} shows no integer base and steps; this is a bug in cubeguard")
-    if step.method == "controlled_rounding":
-        steps = _steps_used(attrs) or steps
     return RoundingParams(base=base, steps=steps)
 
 
@@ -134,7 +117,7 @@ def measure_release(release: Release, spec: MeasureSpec | None = None) -> Path:
     (see :func:`moved_units`).
     """
     pairs, moves = _pairs_and_moves(release)
-    rounded = {c: r for c, (_, p) in pairs.items() if (r := rounding_params(release, c, p.attrs)) is not None}
+    rounded = {c: r for c, (_, p) in pairs.items() if (r := rounding_params(release, c)) is not None}
     units = moved_units(release, moves)
     table: pd.DataFrame = measure_cubes(pairs, spec or MeasureSpec(), workers=2, rounded=rounded, moved=units)
     if moves and "entropy_risk_protected@interior" in table.columns:

@@ -26,7 +26,7 @@ EXPLANATION = (
     "their count; existence_interval_mean_width, the mean width of the interval of counts a user who knows "
     "the base and steps infers from a published value; existence_interval_contains_share, the share of cells "
     "whose count lies in that interval (below 1: published values that mislead such a user). Steps is 1 but "
-    "for controlled rounding: the steps its solve needed when it reports them, else the configured steps."
+    "for controlled rounding: its configured (public) steps, what a user reads the cube with."
 )
 
 
