@@ -36,6 +36,7 @@ from cubeguard.measures import (
     disclosive,
     distance,
     entropy,
+    loglinear,
     risk,
     rounding,
     small_origin,
@@ -57,6 +58,7 @@ MeasureName = Literal[
     "max_abs_deviation",
     "spearman",
     "cramers_v",
+    "loglinear_fit",
     "wilcoxon",
     "median_entropy",
     "avg_cell_size_variance",
@@ -74,11 +76,12 @@ ScopeSpec = Literal["cube", "interior"] | tuple[str, ...]
 #: ``any``: every scope; ``table``: not the whole cube; ``cube``: only the whole cube. A measure not in
 #: ``_KEYED_OTHERWISE`` writes one key, its name; ``anova_r2`` is not offered to sweeps.
 _KEYED_OTHERWISE = {"wilcoxon", "cramers_v", "median_entropy", "avg_cell_size_variance", "anova_r2", "entropy_risk"}
-_KEYED_OTHERWISE |= {"directly_disclosive", "swap_success"}
+_KEYED_OTHERWISE |= {"directly_disclosive", "swap_success", "loglinear_fit"}
 MEASURE_KEYS: dict[str, tuple[MeasureName, str]] = {
     **{name: (name, "any") for name in typing.get_args(MeasureName) if name not in _KEYED_OTHERWISE},
     "wilcoxon_p": ("wilcoxon", "any"),
     **{f"cramers_v_{side}": ("cramers_v", "two-way") for side in ("original", "protected")},
+    **{f"loglinear_fit_{side}": ("loglinear_fit", "table") for side in ("original", "protected")},
     **{f"median_entropy_{side}": ("median_entropy", "any") for side in ("original", "protected")},
     **{f"avg_cell_size_variance_{side}": ("avg_cell_size_variance", "any") for side in ("original", "protected")},
     **{f"entropy_risk_{side}": ("entropy_risk", "table") for side in ("original", "protected")},
@@ -108,12 +111,16 @@ DEFAULT_MEASURES: tuple[MeasureName, ...] = (
     "hellinger",
     "max_abs_deviation",
     "spearman",
+    "loglinear_fit",
     "small_cells_unchanged",
     "small_origin_risk",
     "zeros_kept",
     "entropy_risk",
     "directly_disclosive",
 )
+
+#: Tables of more cells get no log-linear fit (NaN): IPF cycles over the whole table, too slow per release.
+LOGLINEAR_MAX_CELLS = 200_000
 
 _PAIRWISE: dict[str, Callable[[distance.CellPair], float]] = {
     "absolute_distance": distance.CellPair.absolute_distance,
@@ -229,6 +236,9 @@ def _scope_measures(
         out[f"wilcoxon_p@{label}"] = tests_stat.wilcoxon_signed_rank(o, p).p_value
     if "cramers_v" in m and len(kept) == 2:
         _put(out, "cramers_v", label, association.cramers_v_change(o, p))
+    if "loglinear_fit" in m and label != "cube" and len(kept) >= 2:
+        small = o.size <= LOGLINEAR_MAX_CELLS
+        _put(out, "loglinear_fit", label, loglinear.pearson_fit_change(o, p) if small else (math.nan, math.nan))
     if "entropy_risk" in m and label != "cube":
         total = float(o.sum())
         r = risk.entropy_risk(o, spec.risk_weights) if total > 0 else math.nan

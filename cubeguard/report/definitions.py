@@ -33,6 +33,11 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
     "spearman": ("Spearman's rank correlation of o and p over the cells (1: the same order).", _HB58),
     "wilcoxon_p": ("p-value of Wilcoxon's signed-rank test that p - o is centred on 0.", f"{_HB58} (signed rank test)"),
     "cramers_v_original": ("Cramér's V of a two-way scope (association in [0, 1])." + _BEFORE_AFTER, _SHLOMO),
+    "loglinear_fit_original": (
+        "Pearson's X² of the table against its log-linear model without the highest-order interaction "
+        "(every margin of all dimensions but one, fitted by IPF); not computed above 200,000 cells." + _BEFORE_AFTER,
+        _HB58,
+    ),
     "median_entropy_original": ("Median over sub-groups of the entropy of their tables." + _BEFORE_AFTER, _SHLOMO),
     "avg_cell_size_variance_original": (
         "Variance of the average cell size of the rows of the scope." + _BEFORE_AFTER,
@@ -83,7 +88,7 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
 }
 #: Columns of the measures table that describe how a measure was taken, not measures themselves.
 FACTS = ("unit_transitions",)
-for _stat in ("cramers_v", "median_entropy", "avg_cell_size_variance", "anova_r2", "entropy_risk"):
+for _stat in ("cramers_v", "loglinear_fit", "median_entropy", "avg_cell_size_variance", "anova_r2", "entropy_risk"):
     DEFINITIONS[f"{_stat}_protected"] = DEFINITIONS[f"{_stat}_original"]
 
 

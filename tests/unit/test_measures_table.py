@@ -152,3 +152,16 @@ def test_every_key_a_measure_writes_is_listed_under_that_measure(measure: str) -
         return
     assert {MEASURE_KEYS[k][0] for k in keys} == {measure}
     assert keys == {k for k, (m, _) in MEASURE_KEYS.items() if m == measure}
+
+
+def test_the_default_measures_hold_the_log_linear_fit_of_each_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two-way interior: the model without the highest-order interaction is independence, X2 = n V^2."""
+    out = measure_cube(ORIGINAL, PROTECTED, MeasureSpec())
+    assert out["loglinear_fit_original@interior"] == pytest.approx(11 * 0.727029**2, rel=1e-5)
+    assert out["loglinear_fit_protected@interior"] == pytest.approx(11 * 0.310530**2, rel=1e-5)
+    assert not [k for k in out if k.startswith("loglinear") and k.endswith("@cube")]  # totals are no table
+    monkeypatch.setattr("cubeguard.measures.table.LOGLINEAR_MAX_CELLS", 5)  # the interior has 6 cells
+    too_big = measure_cube(ORIGINAL, PROTECTED, MeasureSpec())
+    assert np.isnan(too_big["loglinear_fit_original@interior"]) and np.isnan(
+        too_big["loglinear_fit_protected@interior"]
+    )
