@@ -70,3 +70,20 @@ def test_eight_digit_keys_give_exact_decimal_cell_keys(tabulated, raw) -> None:
     ck = float(scale.cell_keys(cube["key_sum"].sel(SEX="2", **{"COC.M": "Total", "NUTS3": "Total"}).values))
     exact = sum(Decimal(k) for k in raw.loc[raw["SEX"] == "2", "RKEY"]) % 1
     assert ck == float(exact)
+
+
+def test_the_controlled_rounding_advice_rounds_the_course_4d_table_when_followed() -> None:
+    """NUTS2 x AGE.M x SEX x HST (4,368 cells) has no zero-restricted rounding; the error's advice works."""
+    from cubeguard.errors import CubeguardError
+    from cubeguard.gates.additivity import check_additivity
+    from cubeguard.methods.controlled_rounding import ControlledRoundingStep, round_cube
+
+    release = load_release(CONFIG, {"hypercubes": [{"id": "t4", "breakdowns": ["NUTS2", "AGE.M", "SEX", "HST"]}]})
+    cube = tabulate_release(release).cube(0, {"cube_id": "t4"})
+    step = ControlledRoundingStep(method="controlled_rounding", base=3)
+    with pytest.raises(CubeguardError, match=r"raise 'steps' .* \(e\.g\. to 2\) .*e\.g\. to 1,092") as info:
+        round_cube(cube, step)
+    assert "4,368 cells" in str(info.value)
+    advised = step.model_copy(update={"steps": 2, "partition_above_cells": 1_092})
+    rounded = round_cube(cube, advised)
+    assert check_additivity(rounded).additive and (rounded["count"].values % 3 == 0).all()

@@ -304,3 +304,18 @@ def test_first_feasible_stops_at_the_first_rounding_found() -> None:
     assert first.published is not None and first.objective is not None and best.objective is not None
     _assert_additive_multiples(counts, hier, first.published, 3)
     assert first.objective > best.objective  # it did stop early
+
+
+@pytest.mark.parametrize(
+    ("status", "published", "gap"),
+    [("infeasible", None, None), ("time_limit", None, None), ("time_limit", np.zeros(1, dtype=np.int64), 0.005)],
+)
+def test_a_large_cube_solved_whole_is_advised_to_go_block_by_block(status: str, published: object, gap: object) -> None:
+    failed = Solution(published, status, None, None, gap, 4_368, 10, 20, 0.0, 60.0, None, 1, whole=True)  # type: ignore[arg-type]
+    with pytest.raises(CubeguardError) as info:
+        _accepted(failed, _step(base=3, steps=2 if published is not None else 1), "t4")
+    assert "set 'partition_above_cells' below its 4,368 cells, e.g. to 1,092" in str(info.value)
+    small = Solution(None, "infeasible", None, None, None, 900, 10, 20, 0.0, 0.1, None, 1, whole=True)
+    with pytest.raises(CubeguardError) as info:
+        _accepted(small, _step(base=3), "t4")
+    assert "partition_above_cells" not in str(info.value)  # a small table solves whole
