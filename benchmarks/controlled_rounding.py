@@ -52,7 +52,7 @@ from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.cells import interior, leaf_index
 from cubeguard.methods.controlled_rounding import REPORT_ATTR, ControlledRoundingStep, controlled_round, round_cube
 from cubeguard.methods.controlled_rounding.partition import rapid
-from tests.strategies import Tree, build_cube, two_level_tree
+from cubeguard.testing.cubes import Tree, build_cube, two_level_tree
 
 BASE = 3
 SEX = Tree(("S_T", "S1", "S2"), (-1, 0, 0), (0, 1, 1))

@@ -201,7 +201,7 @@ def prepare_cubeguard(table: Table, limit: float, workdir: Path) -> Call:
     """cubeguard's round_cube on the cube of ``table`` (``stop: time_limit``, ``time_limit_s`` = the limit)."""
     from cubeguard.errors import CubeguardError
     from cubeguard.methods.controlled_rounding import REPORT_ATTR, ControlledRoundingStep, round_cube
-    from tests.strategies import Tree, build_cube
+    from cubeguard.testing.cubes import Tree, build_cube
 
     dims = {d.name: Tree(d.codes, d.parent, d.depth) for d in table.dims}
     cube = build_cube(dims, table.interior).assign_attrs(cube_id=table.name)

@@ -78,7 +78,7 @@ def release_step(name: str, limit: float) -> list[dict[str, Any]]:
 
     from cubeguard.errors import CubeguardError
     from cubeguard.methods.controlled_rounding import REPORT_ATTR, ControlledRoundingStep, round_cube
-    from tests.strategies import Tree, build_cube
+    from cubeguard.testing.cubes import Tree, build_cube
 
     table = make_table(name)
     cube = build_cube({d.name: Tree(d.codes, d.parent, d.depth) for d in table.dims}, table.interior)
