@@ -170,7 +170,10 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
         | {"household_size", "matching", "risk_variables", "risk_thresholds", "high_risk_weight"}
         | {"max_area_share", "delivery_group", "imputed", "rate_by_imputation"},
     ),
-    "safe": ({"tables", "start", "target", "correction_steps", "window", "time_limit"}, {"seed", "report_cubes"}),
+    "safe": (
+        {"tables", "start", "target", "correction_steps", "window", "time_limit", "max_tightenings"},
+        {"seed", "report_cubes"},
+    ),
 }
 STEP_MODELS = [m.model for m in BY_NAME.values()]
 

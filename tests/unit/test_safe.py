@@ -275,3 +275,25 @@ def test_safe_needs_the_forbidden_values_gate(tmp_path: Path) -> None:
         "step 'safe' promises that no table holds a count of 1, 2; add [2] to gates.forbidden_values" in p
         for p in release.unprotected
     )
+
+
+def test_max_tightenings_stops_model_3_the_same_on_every_machine() -> None:
+    cats, counts, tables = _problem(2)
+    whole = search(cats, counts, tables, Settings(), np.random.default_rng(0))
+    assert whole.stopped_by == "target" and sum(s.model == 3 for s in whole.schedule) > 2
+    runs = [search(cats, counts, tables, Settings(max_tightenings=2), np.random.default_rng(0)) for _ in range(2)]
+    assert all(r.stopped_by == "max_tightenings" and sum(s.model == 3 for s in r.schedule) == 2 for r in runs)
+    np.testing.assert_array_equal(runs[0].counts, runs[1].counts)  # no clock in the result
+    np.testing.assert_array_equal(runs[0].log, whole.log[: runs[0].log.shape[0]])  # the same path, cut short
+    late = search(cats, counts, tables, Settings(time_limit=1e-9), np.random.default_rng(0))
+    assert late.stopped_by == "time_limit"  # the machine-dependent stop says so
+
+
+def test_the_report_says_why_safe_stopped() -> None:
+    a, b = breakdown_of(_spec("a", [6]), "A"), breakdown_of(_spec("b", [3, 3]), "B")
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"a": rng.choice(_leaves(a), 400), "b": rng.choice(_leaves(b), 400), "pid": np.arange(400)})
+    tables = TableSet({a.id: a, b.id: b}, (("x", (a.id, b.id)),))
+    result = apply(frame, SafeStep(seed=1, time_limit=None, max_tightenings=0).with_tables(tables), 1)
+    assert result.report["stopped_by"] == "max_tightenings"
+    assert all(s["model"] == 2 for s in result.report["schedule"])

@@ -90,6 +90,7 @@ def apply(frame: pd.DataFrame, step: SafeStep, seed: int) -> Swapped:
         correction_steps=step.correction_steps,
         window=step.window,
         time_limit=step.time_limit,
+        max_tightenings=step.max_tightenings,
     )
     outcome = search(el.cats, el.counts, ctl, settings, rng, fixed=el.fixed)
     if np.any((outcome.counts == 1) | (outcome.counts == 2)):
@@ -140,6 +141,7 @@ def _report(
     return {
         "records": int(el.cell.size),
         "records_moved": moved,
+        "stopped_by": outcome.stopped_by,
         "moves": int(outcome.log.shape[0]),
         "variables": list(el.columns),
         "elementary_cells": int(el.counts.size),
@@ -170,6 +172,7 @@ def public(step: SafeStep) -> dict[str, object]:
         "correction_steps": step.correction_steps,
         "window": step.window,
         "time_limit": step.time_limit,
+        "max_tightenings": step.max_tightenings,
     }
 
 

@@ -26,7 +26,8 @@ class SafeStep(MicrodataStep):
     ``w_i + b`` of its original count, where ``w_i = int(log10(a_i))`` (equation 4): first a
     feasible solution from the ``start`` bounds, raising both by one when the search stalls (model
     2), then tightening the weights (``correction_steps``, Table 2) and the bounds towards
-    ``target`` (model 3) until a tightening cannot be repaired or ``time_limit`` is reached. Moved
+    ``target`` (model 3) until a tightening cannot be repaired, ``max_tightenings`` were tried or
+    ``time_limit`` is reached (the only stop that depends on the machine's speed). Moved
     records keep their ids and record keys. Every cube of the release is then tabulated from the
     result, so every table, planned or not, is additive and free of 1s and 2s.
     """
@@ -52,11 +53,22 @@ class SafeStep(MicrodataStep):
         strict=True,
         description="Candidate cells per variable on each side of a cell in that variable's sort order.",
     )
-    time_limit: float = Field(
+    time_limit: float | None = Field(
         default=600.0,
         gt=0,
         le=86400,
-        description="Seconds the optimisation (model 3) may take; model 2 always finishes.",
+        description="Seconds the optimisation (model 3) may take; model 2 always finishes. A release that stops "
+        "on it depends on the machine's speed, so 'audit reproduce' may not rebuild it bit for bit (its report's "
+        "'stopped_by' says so); null: no limit. For a bounded run that is the same on every machine, use "
+        "max_tightenings.",
+    )
+    max_tightenings: int | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        strict=True,
+        description="Most tightenings model 3 tries (each weight-correction step or bound lowered counts once, "
+        "kept or undone): a stop that gives the same microdata on every machine; null: until the target.",
     )
     _tables: TableSet | None = PrivateAttr(default=None)
 

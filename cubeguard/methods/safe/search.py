@@ -42,6 +42,7 @@ class Settings:
         correction_steps: how many weight-correction steps model 3 tries (Table 2; 0 keeps ``w``).
         window: candidates per variable on each side of a cell in that variable's sort order.
         time_limit: seconds the optimisation (model 3) may take; ``None``: no limit.
+        max_tightenings: the most tightenings model 3 tries; ``None``: no limit.
     """
 
     start: tuple[int, int] = (3, 5)
@@ -49,6 +50,7 @@ class Settings:
     correction_steps: int = 8
     window: int = 4
     time_limit: float | None = None
+    max_tightenings: int | None = None
 
 
 @dataclass
@@ -76,6 +78,8 @@ class Outcome:
         deviation: every controlled cell's deviation (protected minus original).
         bound: every controlled cell's final bound ``w_i + b_i``.
         schedule: the bound schedule, step by step.
+        stopped_by: why model 3 stopped: ``target`` (nothing left to tighten), ``max_tightenings``
+            or ``time_limit`` (then the result depends on the machine's speed).
     """
 
     counts: IntArray
@@ -84,6 +88,7 @@ class Outcome:
     deviation: IntArray
     bound: IntArray
     schedule: list[Stage] = field(default_factory=list)
+    stopped_by: str = "target"
 
     @property
     def final(self) -> Stage:
@@ -166,8 +171,8 @@ def search(
     b_one, b_other = _first_feasible(state, settings, bound, sweep, rng, keep, progress)
     schedule.append(Stage(2, 0, b_one, b_other, state.n_log, 0, True, time.perf_counter() - clock))
     deadline = None if settings.time_limit is None else time.perf_counter() + settings.time_limit
-    lim = _tighten(state, schedule, settings, bound, sweep, rng, deadline, (b_one, b_other), progress)
-    return Outcome(state.y, state.log[: state.n_log].copy(), original, state.dev, lim, schedule)
+    lim, stopped = _tighten(state, schedule, settings, bound, sweep, rng, deadline, (b_one, b_other), progress)
+    return Outcome(state.y, state.log[: state.n_log].copy(), original, state.dev, lim, schedule, stopped)
 
 
 def _first_feasible(
@@ -224,15 +229,18 @@ def _tighten(
     deadline: float | None,
     bounds: tuple[int, int],
     progress: Callable[[str], None] | None,
-) -> IntArray:
-    """Model 3: correction steps on ``w``, then ``b`` lowered; returns every cell's final bound."""
+) -> tuple[IntArray, str]:
+    """Model 3: correction steps on ``w``, then ``b`` lowered; every cell's final bound and why it stopped."""
     step, (one, other) = 0, bounds
     lim = bound(step, one, other)
     tries = [("w", k) for k in range(1, settings.correction_steps + 1)]
     stalled: set[str] = set()
+    tried = 0
     while True:
         if deadline is not None and time.perf_counter() > deadline:
-            break
+            return lim, "time_limit"
+        if settings.max_tightenings is not None and tried >= settings.max_tightenings:
+            return lim, "max_tightenings"
         if tries:
             kind, value = tries.pop(0)
             candidate = (value, one, other)
@@ -247,6 +255,7 @@ def _tighten(
             step, one, other = candidate
             continue
         ok, stage = _repair(state, trial, candidate, sweep, rng, deadline)
+        tried += 1
         schedule.append(stage)
         if progress:
             progress(
@@ -259,7 +268,7 @@ def _tighten(
             tries = []
         else:
             stalled.add(kind)
-    return lim
+    return lim, "target"
 
 
 def _repair(
