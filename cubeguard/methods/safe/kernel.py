@@ -7,7 +7,7 @@ become ``k``'s). Every controlled cell holding ``j`` but not ``k`` loses ``m``, 
 
 * :func:`feasible_sweep` is model 2 of Höhne (2011, 2.1.1): for each unsafe cell (1 or 2 records),
   the move among its candidates that removes the most unsafe cells while every controlled cell
-  stays within its bound ``w + b``, ties to the smallest growth of the squared deviations.
+  stays within its bound (``|d| < w + b``), ties to the smallest growth of the squared deviations.
 * :func:`repair_sweep` is model 3 (2.1.2): after the bounds were tightened, moves that keep every
   elementary cell at 0 or at least 3 and lower the total excess over the bounds.
 

@@ -22,8 +22,8 @@ class SafeStep(MicrodataStep):
 
     A pre-tabular step. The microdata, taken at the finest categories the release's breakdowns
     publish, form an elementary table; SAFE moves records between its cells until every cell holds
-    no record or at least 3 (model 1), keeping each cell of the controlled ``tables`` within
-    ``w_i + b`` of its original count, where ``w_i = int(log10(a_i))`` (equation 4): first a
+    no record or at least 3 (model 1), keeping each cell of the controlled ``tables`` less than
+    ``w_i + b`` from its original count (strictly, equations 2 and 3), where ``w_i = int(log10(a_i))`` (equation 4): first a
     feasible solution from the ``start`` bounds, raising both by one when the search stalls (model
     2), then tightening the weights (``correction_steps``, Table 2) and the bounds towards
     ``target`` (model 3) until a tightening cannot be repaired, ``max_tightenings`` were tried or

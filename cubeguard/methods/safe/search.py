@@ -1,8 +1,8 @@
 """The SAFE heuristic (Höhne 2011, 2.1): a first feasible solution, then tightening the bounds.
 
 Model 2 (2.1.1) starts from the original elementary table (every deviation 0) and moves the records
-of unsafe cells (counts 1 and 2) until none is left, keeping every controlled cell within
-``w_i + b_i``; when a pass stagnates (removes less than 2 % of the unsafe cells left), both
+of unsafe cells (counts 1 and 2) until none is left, keeping every controlled cell's deviation
+below ``w_i + b_i`` (strictly, equations 2 and 3); when a pass stagnates (removes less than 2 % of the unsafe cells left), both
 bounds grow by one, as in the paper. Model 3 (2.1.2)
 then tightens the bounds step by step, first the weights (Table 2: ``w_i`` lowered by one per
 correction step down to 0), then ``b`` (the multi-dimensional bound, then the one-dimensional),
@@ -76,7 +76,8 @@ class Outcome:
         log: the moves made, in order (from cell, to cell, records), rows ``[:n_log]``.
         original: the original count of every controlled cell.
         deviation: every controlled cell's deviation (protected minus original).
-        bound: every controlled cell's final bound ``w_i + b_i``.
+        bound: every controlled cell's largest deviation allowed, ``w_i + b_i - 1`` (Höhne 2011, eq. 2 and 3:
+            ``|d| < w_i + b_i``).
         schedule: the bound schedule, step by step.
         stopped_by: why model 3 stopped: ``target`` (nothing left to tighten), ``max_tightenings``
             or ``time_limit`` (then the result depends on the machine's speed).
@@ -140,8 +141,8 @@ def search(
     )
     schedule: list[Stage] = []
 
-    def bound(step: int, one: int, other: int) -> IntArray:
-        return np.maximum(w0 - step, 0) + np.where(tables.dims <= 1, one, other)
+    def bound(step: int, one: int, other: int) -> IntArray:  # the largest |d| with |d| < w + b (eq. 2 and 3)
+        return np.maximum(w0 - step, 0) + np.where(tables.dims <= 1, one, other) - 1
 
     def sweep(fn: Callable[..., tuple[int, int]], order: IntArray, lim: IntArray, window: int = settings.window) -> int:
         made = 0
