@@ -185,6 +185,7 @@ class TableSet:
         breakdowns: every breakdown the config declares, by id.
         cubes: each hypercube's id and breakdown ids, in config order.
         population_of, populations, household_ref: who a cube counts, when not every person.
+        household_columns: columns that hold one value per household (``input.household_columns``).
     """
 
     breakdowns: Mapping[str, Breakdown]
@@ -194,6 +195,7 @@ class TableSet:
     population_of: Mapping[str, str] = field(default_factory=dict)
     populations: Mapping[str, PopulationSpec] = field(default_factory=dict)
     household_ref: str | None = None
+    household_columns: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         """The cubes only: the breakdowns' arrays would fill a screen."""

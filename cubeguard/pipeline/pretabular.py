@@ -88,7 +88,8 @@ def release_tables(release: Release) -> TableSet:
     cubes = tuple((c.id, tuple(c.breakdowns)) for c in cfg.hypercubes)
     special = {n for n, p in cfg.populations.items() if p.unit == "households" or p.where}
     population_of = {c.id: c.population for c in cfg.hypercubes if c.population in special}
-    return TableSet(release.breakdowns, cubes, population_of, dict(cfg.populations), cfg.input.household_ref)
+    homes = tuple(cfg.input.household_columns)
+    return TableSet(release.breakdowns, cubes, population_of, dict(cfg.populations), cfg.input.household_ref, homes)
 
 
 def _read(

@@ -82,3 +82,13 @@ def test_the_seed_fixes_the_result(protected, tmp_path: Path) -> None:
     other = load_release(_config(tmp_path / "other", seed=SEED + 1))
     apply_pre_tabular(other)
     assert not pq.read_table(other.config.output.swapped_microdata).equals(first)
+
+
+def test_households_stay_whole_their_household_columns_one_value_each(protected) -> None:
+    """NUTS3 is a household column: SAFE never moves one member of a household to another region."""
+    release, _ = protected
+    frame = pq.read_table(release.config.output.swapped_microdata).to_pandas()
+    hid = release.config.input.household_id
+    for column in release.config.input.household_columns:
+        if column in frame:
+            assert (frame.groupby(hid)[column].nunique() == 1).all(), column

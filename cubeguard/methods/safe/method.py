@@ -92,11 +92,12 @@ def apply(frame: pd.DataFrame, step: SafeStep, seed: int) -> Swapped:
         time_limit=step.time_limit,
         max_tightenings=step.max_tightenings,
     )
-    outcome = search(el.cats, el.counts, ctl, settings, rng, fixed=el.fixed)
+    homes = np.isin(np.array(el.columns, dtype=object), list(tables.household_columns))
+    outcome = search(el.cats, el.counts, ctl, settings, rng, fixed=el.fixed | homes)  # households stay whole
     if np.any((outcome.counts == 1) | (outcome.counts == 2)):
         raise InternalError("SAFE left an elementary cell of 1 or 2; this is a bug in cubeguard")
     final = relocate(el.cell, outcome.log, el.counts.size, rng)
-    data = rebuilt(frame, el.moved_columns, el.cell, final)
+    data = rebuilt(frame, tuple(c for c in el.moved_columns if c not in tables.household_columns), el.cell, final)
     moved = int(np.count_nonzero(final != el.cell))
     report = _report(el, controlled, ctl, outcome, moved, time.perf_counter() - clock)
     return Swapped(data=data, moved=list(el.moved_columns), households=None, persons=moved, report=report)

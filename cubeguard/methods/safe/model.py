@@ -28,7 +28,8 @@ class SafeStep(MicrodataStep):
     2), then tightening the weights (``correction_steps``, Table 2) and the bounds towards
     ``target`` (model 3) until a tightening cannot be repaired, ``max_tightenings`` were tried or
     ``time_limit`` is reached (the only stop that depends on the machine's speed). Moved
-    records keep their ids and record keys. Every cube of the release is then tabulated from the
+    records keep their ids and record keys. Household columns (``input.household_columns``) are never
+    changed, so every household stays whole (one region, one size): SAFE moves person attributes. Every cube of the release is then tabulated from the
     result, so every table, planned or not, is additive and free of 1s and 2s.
     """
 

@@ -207,8 +207,9 @@ def _first_feasible(
             if keep.any():
                 raise CubeguardError(
                     f"safe: {left} combination(s) hold 1 or 2 records that cannot move without leaving their "
-                    "population (a cube's population, or the records outside it, has fewer than 3 records); "
-                    "drop that cube or widen its population"
+                    "population or changing a household column (a cube's population, the records outside it, or "
+                    "a combination of input.household_columns, which a household keeps whole, has fewer than 3 "
+                    "records); drop that cube, widen its population, or publish that household column coarser"
                 )
             raise InternalError("SAFE found no move for an unsafe cell among all cells; this is a bug in cubeguard")
         if made == 0 and b_other > total:  # the bounds no longer bind: every cell becomes a candidate
