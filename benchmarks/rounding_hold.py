@@ -38,7 +38,7 @@ from cubeguard.ckm.consistency import check_consistency
 from cubeguard.errors import CubeguardError
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.controlled_rounding import ControlledRoundingStep, round_cube
-from tests.eu_programme import small_cubes
+from cubeguard.testing.eu_programme import small_cubes
 
 HOLD = ["GEO.N", "SEX", "AGE.H"]
 #: Cubes above this many cells are rounded block by block: a 4-D cube of 20,000 cells as one

@@ -7,7 +7,7 @@ from pathlib import Path
 from cubeguard.ckm.consistency import check_consistency
 from cubeguard.ckm.perturb import perturb_cube
 from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
-from tests.eu_programme import small_cubes
+from cubeguard.testing.eu_programme import small_cubes
 
 MAX_CELLS = 60_000  # keeps the test quick; the benchmarks cover the big cubes
 

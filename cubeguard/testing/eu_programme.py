@@ -12,7 +12,7 @@ from cubeguard.config import load_release
 from cubeguard.pipeline.tabulation import tabulate_release
 from cubeguard.synth import generate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the project folder, which holds configs/
 
 
 def small_cubes(folder: Path, persons: int, seed: int, max_cells: int) -> dict[str, xr.Dataset]:
