@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.bad_inputs import CASES, run_case, within
-from tests.conftest import TINY_CONFIG, tiny_microdata
+from cubeguard.testing.bad_inputs import CASES, run_case, within
+from cubeguard.testing.tiny import TINY_CONFIG, tiny_microdata
 
 OUT = Path(__file__).parent / "results" / "bad_inputs.md"
 

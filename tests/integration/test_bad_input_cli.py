@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs import CASES, NOTHING, Case, run_case, within
+from cubeguard.testing.bad_inputs import CASES, NOTHING, Case, run_case, within
 
 
 def check_case(case: Case, tiny_release: Path, tmp_path: Path) -> None:

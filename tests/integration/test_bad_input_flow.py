@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs import CASES, NOTHING, Case
+from cubeguard.testing.bad_inputs import CASES, NOTHING, Case
 from tests.integration.test_bad_input_cli import check_case
 
 pytestmark = pytest.mark.prefect

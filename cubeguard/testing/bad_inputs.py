@@ -162,7 +162,7 @@ def _two_regions_in_a_household(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _shell(script: Callable[[Path], None], args: list[str]) -> Callable[[Path], list[str]]:
+def _shell(script: Callable[[Path], object], args: list[str]) -> Callable[[Path], list[str]]:
     def spoil(folder: Path) -> list[str]:
         script(folder)
         return args
