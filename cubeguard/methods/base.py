@@ -13,27 +13,31 @@ A method is a package under :mod:`cubeguard.methods` holding, together:
 * for a post-tabular method that publishes each cell from its own count and cell key alone,
   ``cells``: the same protection on plain arrays, which the flexible-table service uses.
 
-:mod:`cubeguard.methods.registry` is the single place a method is listed.
+:mod:`cubeguard.methods.registry` is the single place a method is listed. The shared field types
+of method configs are in :mod:`cubeguard.methods.fields`, secret resolution in
+:mod:`cubeguard.methods.resolve`, and validation errors as located problems in
+:mod:`cubeguard.methods.validation`.
 """
 
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import xarray as xr
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.ckm.magnitude import MagnitudeCells
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.spec import PopulationSpec
+from cubeguard.methods.fields import ReportCubes, Seed
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
 
 KeyPath = tuple[str | int, ...]
@@ -81,63 +85,15 @@ class Magnitude:
     sums: SumFunction | None = None
 
 
-ReportCubes = Annotated[
-    list[str],
-    Field(
-        default_factory=list,
-        description="Hypercube ids tabulated before and after this step; their information loss and "
-        "disclosure measures go into the step's internal report.",
-    ),
-]
-Where = Annotated[
-    dict[str, list[str] | list[int]],
-    Field(
-        default_factory=dict,
-        description="Only households whose records have these raw values take part (e.g. "
-        "{hh_kind: [P]}: private households); use household-level columns.",
-    ),
-]
-HouseholdId = Annotated[str | None, Field(default=None, description="Household id column; default input.household_id.")]
-Seed = Annotated[
-    int | EnvSecret | PrefectSecret | None,
-    Field(
-        default=None, description="Seed of the method's random generator, a non-negative integer (secret; required)."
-    ),
-]
-
-CellSeed = Annotated[
-    Annotated[int, Field(ge=0)] | EnvSecret | PrefectSecret | None,
-    Field(
-        default=None,
-        description="Seed of a random stream (secret, a non-negative integer); without it each cell's draw "
-        "comes from its cell key, the same in every cube, so a cell that is interior in several cubes (leaf "
-        "codes of the same variables) gets the same draw in each; margins, and the cells of methods that draw "
-        "per control group (semi-controlled rounding, stochastic perturbation), may still differ between cubes.",
-    ),
-]
-
-#: Control groups: semi-controlled rounding rounds each group's total at random and its interior to add up to
-#: it; stochastic perturbation keeps each group's total exact.
-Control = Annotated[
-    list[str],
-    Field(
-        default_factory=list,
-        description="Breakdown ids whose codes at control_depth are the control groups (the first one a cube has); "
-        "empty: the cube's overall total is the one control.",
-    ),
-]
-ControlDepth = Annotated[
-    int,
-    Field(default=1, ge=0, strict=True, description="Depth of the control codes along that breakdown (0: its total)."),
-]
+def _is_secret(annotation: Any) -> bool:
+    if annotation in (EnvSecret, PrefectSecret):
+        return True
+    return any(_is_secret(a) for a in typing.get_args(annotation))
 
 
-def base_field(minimum: int, description: str) -> Any:
-    """The public ``base`` of a rounding-like method: an integer from ``minimum``, default 3.
-
-    Strict, so YAML's ``true`` is not base 1 nor the string ``"5"`` base 5; at most 10^9.
-    """
-    return Field(default=3, ge=minimum, le=1_000_000_000, strict=True, description=description)
+def secret_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` that hold secrets: every field that may be given by reference."""
+    return tuple(name for name, info in model.model_fields.items() if _is_secret(info.annotation))
 
 
 class StepModel(BaseModel):
@@ -380,107 +336,3 @@ Method = CubeMethod[Any] | MicrodataMethod[Any]
 def method_name(model: type[StepModel]) -> str:
     """The literal of a config model's ``method`` field."""
     return str(typing.get_args(model.model_fields["method"].annotation)[0])
-
-
-def _is_secret(annotation: Any) -> bool:
-    if annotation in (EnvSecret, PrefectSecret):
-        return True
-    return any(_is_secret(a) for a in typing.get_args(annotation))
-
-
-def secret_fields(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of ``model`` that hold secrets: every field that may be given by reference."""
-    return tuple(name for name, info in model.model_fields.items() if _is_secret(info.annotation))
-
-
-T = TypeVar("T", bound=StepModel)
-
-
-def resolve(step: T, number: Numbers) -> T:
-    """``step`` with each secret replaced by ``number``'s value, validated again as its model.
-
-    Raises:
-        pydantic.ValidationError: a resolved value breaks the model's rules (see :func:`problems`);
-            the model never echoes an input, so the error holds no secret.
-    """
-    data = step.model_dump(exclude_unset=False)
-    for name in secret_fields(type(step)):
-        value = getattr(step, name)
-        if isinstance(value, list | tuple):
-            data[name] = [number(f"{name}[{i}]", v) for i, v in enumerate(value)]
-        elif value is not None:
-            data[name] = number(name, value)
-    return type(step).model_validate(data)
-
-
-#: Parts of a pydantic error location that name a union member rather than a key.
-_TYPE_TAGS = frozenset(
-    {"int", "float", "str", "bool", "EnvSecret", "PrefectSecret", "list[str]", "list[int]", "none", "function-after"}
-)
-
-
-def union_tags(names: Sequence[str]) -> frozenset[str]:
-    """The location parts of a validation error that are union tags, for these method names."""
-    return _TYPE_TAGS | frozenset(names)
-
-
-def problems(
-    err: ValidationError, tags: frozenset[str] = _TYPE_TAGS, say: Callable[[Mapping[str, Any]], str] | None = None
-) -> list[Problem]:
-    """Each error of a step model as (key path inside the step, message); no value is shown.
-
-    A secret that may be a number or a reference fails every member of its union; only the
-    member the input was meant as is reported (a number's range, or a reference's keys).
-    """
-    return [(loc, (say or explain)(e)) for loc, e in meant_errors(err, tags)]
-
-
-def meant_errors(err: ValidationError, tags: frozenset[str] = _TYPE_TAGS) -> list[tuple[KeyPath, Any]]:
-    """The errors of the union members the inputs were meant as, each with its location minus union tags."""
-    errors = err.errors()
-    unmeant = _unmeant_references(errors)
-    return [
-        (tuple(p for p in e["loc"] if not (isinstance(p, str) and _is_tag(p, tags))), e)
-        for e in errors
-        if _meant(e, unmeant)
-    ]
-
-
-_REFERENCE_KEYS = {"EnvSecret": "env", "PrefectSecret": "prefect_secret"}
-
-
-def _is_tag(part: str, tags: frozenset[str]) -> bool:
-    return part in tags or part.startswith("constrained-")
-
-
-def _unmeant_references(errors: Sequence[Mapping[str, Any]]) -> set[tuple[Any, ...]]:
-    """``(*prefix, member)`` of the reference members whose own key the input lacks."""
-    missing: set[tuple[Any, ...]] = set()
-    for e in errors:
-        loc = e["loc"]
-        if e["type"] == "missing" and len(loc) >= 2 and _REFERENCE_KEYS.get(str(loc[-2])) == loc[-1]:
-            missing.add(tuple(loc[:-1]))
-    # A mapping with neither key is reported as the first member (env), not twice.
-    return {m for m in missing if not (m[-1] == "EnvSecret" and (*m[:-1], "PrefectSecret") in missing)}
-
-
-def _meant(err: Mapping[str, Any], unmeant: set[tuple[Any, ...]]) -> bool:
-    """False for errors of a union member the input was not meant as (see :func:`problems`)."""
-    loc = tuple(err["loc"])
-    for i, part in enumerate(loc):
-        if part in _REFERENCE_KEYS:
-            return loc[: i + 1] not in unmeant and (len(loc) > i + 1 or isinstance(err.get("input"), dict))
-        if isinstance(part, str) and (part in ("int", "float") or part.startswith("constrained-")):
-            return not isinstance(err.get("input"), dict)
-    return True
-
-
-def explain(err: Mapping[str, Any]) -> str:
-    """One pydantic error as what to change, lower-case, without the offending value."""
-    kind = err["type"]
-    if kind == "missing":
-        return "this required key is missing; add it"
-    if kind == "extra_forbidden":
-        return f"unknown key {err['loc'][-1]!r}; remove it or fix its spelling"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return msg[0].lower() + msg[1:] + ("" if msg.endswith(".") else "; change the value")

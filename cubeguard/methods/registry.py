@@ -28,7 +28,8 @@ from cubeguard.methods import (
     stochastic_perturbation,
     targeted_swap,
 )
-from cubeguard.methods.base import CubeMethod, Method, MicrodataMethod, union_tags
+from cubeguard.methods.base import CubeMethod, Method, MicrodataMethod
+from cubeguard.methods.validation import union_tags
 
 METHODS: tuple[Method, ...] = (
     identity.METHOD,

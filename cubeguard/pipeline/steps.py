@@ -11,8 +11,10 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.base import CubeFunction, CubeStep, StepModel, problems, resolve
+from cubeguard.methods.base import CubeFunction, CubeStep, StepModel
 from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
+from cubeguard.methods.resolve import resolve
+from cubeguard.methods.validation import problems
 from cubeguard.secrets import SecretInt, SecretNumber, SecretResolver, resolve_number
 
 S = TypeVar("S", bound=StepModel)

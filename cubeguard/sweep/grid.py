@@ -41,8 +41,8 @@ from cubeguard.config.yamlmap import KeyPath, LocatedYaml, load_yaml
 from cubeguard.errors import ConfigError
 from cubeguard.gates.attack import RECOVERED_COLUMN
 from cubeguard.measures.table import DEFAULT_MEASURES, MEASURE_KEYS, MeasureSpec
-from cubeguard.methods.base import explain, meant_errors
 from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
+from cubeguard.methods.validation import explain, meant_errors
 
 #: Step models by method name: every registered post-tabular method.
 STEP_MODELS: dict[str, type[BaseModel]] = {name: m.model for name, m in CUBE_METHODS.items()}

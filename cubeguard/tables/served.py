@@ -18,8 +18,9 @@ from cubeguard.audit.record import AuditRecord
 from cubeguard.config.load import Release, load_release
 from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CubeStep, resolve
+from cubeguard.methods.base import CubeStep
 from cubeguard.methods.registry import CUBE_METHODS
+from cubeguard.methods.resolve import resolve
 from cubeguard.pipeline.auditing import audit_store_of
 from cubeguard.pipeline.reproduce import recorded_overrides
 from cubeguard.publish.stage import published_root

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from cubeguard.methods.base import CellSeed, CubeStep, base_field
+from cubeguard.methods.base import CubeStep
+from cubeguard.methods.fields import CellSeed, base_field
 
 
 class RandomRoundingStep(CubeStep):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from cubeguard.methods.base import CellSeed, CubeStep, base_field
+from cubeguard.methods.base import CubeStep
+from cubeguard.methods.fields import CellSeed, base_field
 
 
 class SmallCellAdjustmentStep(CubeStep):

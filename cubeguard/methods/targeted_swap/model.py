@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from cubeguard.methods.base import HouseholdId, MicrodataStep, Where
+from cubeguard.methods.base import MicrodataStep
+from cubeguard.methods.fields import HouseholdId, Where
 from cubeguard.secrets import EnvSecret, PrefectSecret
 from cubeguard.swap.common import Columns, duplicates
 
