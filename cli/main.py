@@ -248,15 +248,14 @@ def attack(
     """
     from cubeguard.attack import ATTACKS
     from cubeguard.config import load_release
-    from cubeguard.pipeline.attack import attack_step, read_attack
+    from cubeguard.pipeline.attack import attack_step, read_attack, write_attack
     from cubeguard.publish.stage import check_release_id, published_root
     from tasks.secrets import read_prefect_secret
 
     release_ = load_release(config, parse_sets(sets) or None)
     if service:
         report = _attack_service(config, sets, service)
-        path = release_.config.output.internal / "attack_service.json"
-        path.write_text(json.dumps(report.as_dict(), indent=1))
+        path = write_attack(report, release_.config.output.internal / "attack_service.json")
     else:
         store = published_root(release_) / check_release_id(release_id) / "store.zarr" if release_id else None
         with StageBars({"attack": len(ATTACKS), "attack (unprotected)": len(ATTACKS)}) as bars:
@@ -340,7 +339,6 @@ def tables(
     workers: int = typer.Option(1, help="Server processes (each maps the key store; the OS shares its pages)."),
 ) -> None:
     """Serve flexible tables of a published release (the config's 'tables' rules): API and page."""
-    import json
     import os
 
     import uvicorn

@@ -63,10 +63,14 @@ def _get(client: httpx.Client, path: str) -> Any:
     except httpx.HTTPError as exc:
         raise CubeguardError(f"the table service at {client.base_url} does not answer ({exc}); start it with "
                              "cubeguard tables CONFIG, or give its address with --service") from None  # fmt: skip
-    if answer.status_code != 200:
-        raise CubeguardError(f"the table service at {client.base_url} answered {path} with {answer.status_code}; "
-                             "give the address of a cubeguard table service with --service")  # fmt: skip
-    return answer.json()
+    try:
+        found = answer.json() if answer.status_code == 200 else None
+    except ValueError:  # a web page, not the service's JSON
+        found = None
+    if found is None:
+        raise CubeguardError(f"the server at {client.base_url} answered {path} with {answer.status_code} and no "
+                             "table service's JSON; give the address of a cubeguard table service with --service")  # fmt: skip
+    return found
 
 
 def _ask(client: httpx.Client, query: TableQuery, asked: Asked) -> None:
@@ -79,7 +83,15 @@ def _ask(client: httpx.Client, query: TableQuery, asked: Asked) -> None:
         if answer.status_code == 200:
             asked.answers.append((query, answer.json()))
         else:
-            rule = str(answer.json().get("rule", answer.status_code)) if answer.content else str(answer.status_code)
-            asked.refused[rule] = asked.refused.get(rule, 0) + 1
+            asked.refused[_rule(answer)] = asked.refused.get(_rule(answer), 0) + 1
         return
     asked.refused["rate_limit"] = asked.refused.get("rate_limit", 0) + 1
+
+
+def _rule(answer: httpx.Response) -> str:
+    """The rule a refusal names, or its status code when its body is not the service's JSON."""
+    try:
+        body = answer.json()
+    except ValueError:
+        return str(answer.status_code)
+    return str(body.get("rule", answer.status_code)) if isinstance(body, dict) else str(answer.status_code)

@@ -47,8 +47,11 @@ def attack_step(release: Release, resolver: SecretResolver | None = None, progre
     ``published``: a published release's cube store to attack instead of the protected store; it
     must hold the cubes of the release's last run (their originals are the ones at hand).
     """
-    report = attack_cubes(release, resolver, progress, limits, published)
-    target = attack_file(release)
+    return write_attack(attack_cubes(release, resolver, progress, limits, published), attack_file(release))
+
+
+def write_attack(report: AttackReport, target: Path) -> Path:
+    """Write ``report`` to ``target`` (internal: it names the cells recovered)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(report.as_dict(), indent=1))
     return target

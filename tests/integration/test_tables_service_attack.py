@@ -55,3 +55,13 @@ def test_an_address_that_is_no_table_service_says_what_to_give(tmp_path: Path) -
         Exception, match=r"does not answer .*start it with cubeguard tables CONFIG, or give its address"
     ):
         ask_tables("http://127.0.0.1:9")
+
+
+def test_a_server_that_is_no_table_service_says_what_to_give() -> None:
+    from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse
+
+    page = FastAPI()
+    page.get("/api/release", response_class=HTMLResponse)(lambda: "<html>a web site</html>")
+    with TestClient(page) as client, pytest.raises(Exception, match=r"answered /api/release with 200 and no table"):
+        ask_tables("http://testserver", client=client)
