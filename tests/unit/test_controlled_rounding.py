@@ -227,6 +227,11 @@ def test_a_cube_of_multiples_of_the_base_is_published_unchanged() -> None:
         (Solution(np.zeros(3, dtype=np.int64), "time_limit", 20, 15.0, 0.25, 12, 6, 10, 0.0, 60.0), _step(),
          "the solver did not prove the controlled rounding of cube 'c1' optimal within 60 s (gap 25.00%); raise "
          "'time_limit_s' of step 'controlled_rounding', or set 'stop' to 'time_limit' or 'first_feasible'"),
+        # HiGHS found none in time but CP-SAT's existence check found a zero-restricted rounding (no gap known)
+        (Solution(np.zeros(3, dtype=np.int64), "first_feasible", 20, None, None, 12, 6, 10, 0.0, 60.0), _step(),
+         "the solver did not prove the controlled rounding of cube 'c1' optimal within 60 s (only a rounding found "
+         "by the existence check, with no bound on its distance from the optimum); raise 'time_limit_s' of step "
+         "'controlled_rounding', or set 'stop' to 'time_limit' or 'first_feasible'"),
     ],
 )  # fmt: skip
 def test_a_solve_stopped_by_the_time_limit_says_what_to_raise(

@@ -93,7 +93,7 @@ def solve_table(
     A table of ``EXISTENCE_CELLS`` cells is first asked whether it has a zero-restricted rounding
     at all (:mod:`~cubeguard.methods.controlled_rounding.existence`): where none exists, one step
     is refused at once and the whole table starts at two; where one exists, it is published when
-    nothing better is found. When a block has no rounding, a table of at most
+    nothing better is found, unless ``stop: optimal`` asks for a proof (then the step says what to change). When a block has no rounding, a table of at most
     ``WHOLE_TABLE_MAX_CELLS`` cells is solved whole in the time left; RAPID when asked and nothing
     was found.
     """
@@ -187,10 +187,17 @@ def _accepted(solution: Solution, step: ControlledRoundingStep, cube_id: str) ->
     if step.stop == "optimal" and solution.status not in ("optimal", "partitioned", "rapid"):
         raise CubeguardError(
             f"the solver did not prove the controlled rounding of cube {cube_id!r} optimal within "
-            f"{step.time_limit_s:g} s (gap {solution.gap:.2%}); raise 'time_limit_s' of step {step.name!r}, "
+            f"{step.time_limit_s:g} s ({_gap(solution)}); raise 'time_limit_s' of step {step.name!r}, "
             "or set 'stop' to 'time_limit' or 'first_feasible'" + _blocks(solution, step, "or round it block by block")
         )
     return solution.published
+
+
+def _gap(solution: Solution) -> str:
+    """How far a rounding not proven optimal may be from the optimum, in words."""
+    if solution.gap is None:  # CP-SAT's zero-restricted rounding, found when HiGHS found none
+        return "only a rounding found by the existence check, with no bound on its distance from the optimum"
+    return f"gap {solution.gap:.2%}"
 
 
 #: A whole table of more cells may need more than a minute to solve at two steps or more (the ESTP
