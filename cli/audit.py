@@ -86,14 +86,16 @@ def verify(
     config: Path = CONFIG, url: str = URL, files: bool = typer.Option(True, help="Check published files.")
 ) -> None:
     """Check the hash chain and that published files still match their checksums (exit 1 if not)."""
+    from rich.markup import escape
+
     from cubeguard.audit.verify import verify as verify_store
 
     with open_store(config, url) as store:
         report = verify_store(store, check_files=files)
     if report.ok:
-        out.print(f"[green]Audit store intact:[/] {report.summary()}")
+        out.print(f"[green]{escape(report.summary())}[/]", highlight=False)
         return
-    out.print(f"[bold red]Audit store NOT intact:[/] {report.summary()}")
+    out.print(f"[bold red]{escape(report.summary())}[/]", highlight=False)
     raise typer.Exit(1)
 
 

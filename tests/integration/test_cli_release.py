@@ -91,6 +91,14 @@ def test_audit_reproduce_leaves_no_scratch_behind(tiny_release: Path, tmp_path_f
     assert "Reran release r1 in a temporary folder, now removed:" in said and "Reproduced bit for bit." in said
     assert (sorted(folder.iterdir()), sorted((folder / "out").rglob("*"))) == beside  # nothing new here or in out/
     assert list(temp.iterdir()) == []  # the rerun's unprotected counts and secrets are gone
+    verified = cli("audit", "verify", str(tiny_release), cwd=folder)
+    said = " ".join(verified.stdout.split())
+    assert verified.returncode == 0 and said.lower().count("audit store intact") == 1, said
+    manifest = next((folder / "out" / "published").glob("*/manifest.json"))
+    manifest.write_text(manifest.read_text() + " ")
+    tampered = cli("audit", "verify", str(tiny_release), cwd=folder)
+    said = " ".join(tampered.stdout.split())
+    assert tampered.returncode == 1 and "audit store has 1 problem(s)" in said and "manifest.json" in said, said
 
 
 def test_secret_given_inline_with_set_is_refused_before_anything_runs(tiny_release: Path) -> None:
