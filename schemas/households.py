@@ -1,4 +1,7 @@
-"""Household consistency: every member of a household shares its geography and household variables."""
+"""Household consistency: members share their household columns; each household has one reference person.
+
+The reference person is checked only where a population counts households.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +17,18 @@ if TYPE_CHECKING:
 class HouseholdChecker:
     """Collects one value per (household, column) across batches and flags households that disagree."""
 
-    def __init__(self, hid: str, columns: list[str]) -> None:
+    def __init__(self, hid: str, columns: list[str], ref: str | None = None) -> None:
         self.hid = hid
         self.columns = columns
+        self.ref = ref
         self.parts: list[pd.DataFrame] = []
+        self.refs: list[pd.Series] = []
 
     def add(self, frame: pd.DataFrame) -> None:
-        """Reduce a batch to per-household min/max value codes (a household may span batches)."""
+        """Reduce a batch to per-household min/max value codes and reference persons (a household may span batches)."""
+        if self.ref is not None:
+            flags = pd.Series(frame[self.ref].fillna(False).to_numpy(dtype=bool).astype(np.int64))
+            self.refs.append(flags.groupby(frame[self.hid].to_numpy(), sort=False).sum())
         if not self.columns:
             return
         codes = {c: _codes(frame[c]) for c in self.columns}
@@ -30,7 +38,13 @@ class HouseholdChecker:
         self.parts.append(agg)
 
     def finish(self, report: ValidationReport) -> None:
-        """Add one failure per column whose value differs within some household."""
+        """Add one failure per column whose value differs within some household, and one for reference persons."""
+        if self.ref is not None and self.refs:
+            per_household = pd.concat(self.refs).groupby(level=0).sum()
+            bad = per_household.index[(per_household != 1).to_numpy()]
+            if len(bad):
+                samples: list[dict[str, Any]] = [{self.hid: h} for h in bad[:10].tolist()]
+                report.add(self.ref, f"exactly one reference person in each household ({self.hid})", len(bad), samples)
         if not self.parts:
             return
         allp = pd.concat(self.parts)
@@ -39,7 +53,7 @@ class HouseholdChecker:
             hi = allp[f"{c}|max"].groupby(level=0).max()
             bad = lo.index[(lo != hi).to_numpy()]
             if len(bad):
-                samples: list[dict[str, Any]] = [{self.hid: h} for h in bad[:10].tolist()]
+                samples = [{self.hid: h} for h in bad[:10].tolist()]
                 report.add(c, f"same value for every member of a household ({self.hid})", len(bad), samples)
 
 

@@ -97,9 +97,11 @@ def validate_microdata(
         )
     report = ValidationReport()
     hh_cols = [c for c in cfg.input.household_columns if c in present]
-    households = HouseholdChecker(cfg.input.household_id, hh_cols) if cfg.input.household_id else None
+    counted = any(p.unit == "households" for p in cfg.populations.values())
+    ref = cfg.input.household_ref if counted and cfg.input.household_ref in present else None
+    households = HouseholdChecker(cfg.input.household_id, hh_cols, ref) if cfg.input.household_id else None
     pids: list[np.ndarray] = []
-    columns = sorted(set(schema.columns) | set(hh_cols))
+    columns = sorted(set(schema.columns) | set(hh_cols) | ({ref} if ref and households else set()))
     for batch in iter_batches(cfg.input, columns, batch_size):
         offset = report.records
         frame = _to_pandas(batch, offset)

@@ -255,6 +255,14 @@ def _resolve_breakdowns(cfg: ReleaseConfig, problems: Problems) -> dict[str, Bre
 
 def _check_references(cfg: ReleaseConfig, breakdowns: dict[str, Breakdown], problems: Problems) -> None:
     declared = {bid for spec in cfg.variables.values() for bid in spec.breakdowns}
+    if cfg.input.household_ref is None:
+        for name, pop in cfg.populations.items():
+            if pop.unit == "households":  # without the flag every member would be counted: persons, not households
+                problems.add(
+                    ("populations", name, "unit"),
+                    f"population {name!r} counts households, which needs the reference-person flag; name its "
+                    "column in input.household_ref, or count persons",
+                )
     ids: set[str] = set()
     for k, cube in enumerate(cfg.hypercubes):
         if cube.id in ids:

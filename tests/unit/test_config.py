@@ -249,3 +249,15 @@ def test_swap_secrets_may_be_given_by_reference(tmp_path: Path) -> None:
         .replace("    rate_c: {env: C}\n", ""),
     )
     assert any("swap rates must satisfy rate_a <= rate_b <= rate_c" in p for p in problems), problems
+
+
+def test_a_households_population_without_the_reference_person_flag(tmp_path: Path) -> None:
+    text = TINY_CONFIG.replace(
+        "  household_columns: [region]\n", "  household_columns: [region]\n  household_ref: null\n"
+    )
+    (p,) = _problems(tmp_path, text)
+    assert p.startswith("populations.households.unit (c.yaml line ")
+    assert p.endswith(
+        "population 'households' counts households, which needs the reference-person flag; name its column in "
+        "input.household_ref, or count persons"
+    )
