@@ -10,8 +10,8 @@ or the input). Every query is logged in the release's internal audit store (clie
 outcome; strings cut); each client may ask ``tables.rate_limit_per_minute`` queries a minute
 (HTTP 429 beyond), counted in one database for every worker of the service. The client is the
 socket's peer, or behind a proxy named in ``tables.trusted_proxies`` the address it forwarded.
-``POST /admin/reload`` (bearer token from ``tables.admin_token``) switches to the newest published
-release. The service reads the key store read-only and never returns an unprotected count.
+``POST /admin/reload`` (bearer token from the environment variable that ``tables.admin_token_env``
+names) switches to the newest published release. The service reads the key store read-only and never returns an unprotected count.
 """
 
 from __future__ import annotations

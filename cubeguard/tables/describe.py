@@ -22,9 +22,23 @@ def describe_release(engine: TableEngine) -> dict[str, Any]:
         ],
         "means": [{"id": k, "label": m.label or k} for k, m in spec.means.items()],
         "rules": rules,
-        "protection": "cell key method (the release's p-table and record keys); means as perturbed sum / perturbed count",
+        "protection": protection_text(cfg.steps[0], means=bool(spec.means)),
         "precomputed": {"ready": engine.crossings.ready, "planned": len(engine.crossings.planned)},
     }
+
+
+def protection_text(step: Any, *, means: bool) -> str:
+    """How the served tables are protected, in words a user reads (public parameters only)."""
+    if step.method == "random_rounding":
+        text = (
+            f"random rounding to base {step.base} (each cell's draw is its cell key, from the release's record keys; "
+            "totals rounded on their own, so a table need not add up)"
+        )
+    elif step.method == "cell_key":
+        text = "cell key method (the release's p-table and record keys)"
+    else:  # the tables check admits no other step; say what it is rather than claim a method
+        text = step.method.replace("_", " ")
+    return text + ("; means as perturbed sum / perturbed count" if means else "")
 
 
 def describe_variables(engine: TableEngine) -> list[dict[str, Any]]:
