@@ -1,4 +1,4 @@
-"""What cubeguard answers to each bad input and fault of ``tests/bad_inputs.py``: a Markdown table.
+"""What cubeguard answers to each bad input and fault of ``cubeguard/testing/bad_inputs.py``: a Markdown table.
 
 Run: ``uv run python benchmarks/bad_inputs.py`` (as root, for the two cases that mount a small
 file system; elsewhere they are listed as not run). Writes ``benchmarks/results/bad_inputs.md``.
@@ -45,7 +45,7 @@ def main() -> int:
     head = [
         "# Bad inputs and faults: what `cubeguard` answers",
         "",
-        f"{len(CASES)} cases from `tests/bad_inputs.py`, each on a fresh copy of the tests' tiny release, run as "
+        f"{len(CASES)} cases from `cubeguard/testing/bad_inputs.py`, each on a fresh copy of the tests' tiny release, run as "
         "a user runs the command (`python -m cli.main ...` in a subprocess). *Written*: the most the output "
         "folder holds afterwards (`nothing`; `internal`: the attempt's audit record or validation report; "
         "`original`: the tabulated store; `protected`: the protected store; never `published`).",

@@ -18,6 +18,9 @@ holds one family of measures and cites the paper section it implements:
 * :mod:`~cubeguard.measures.drilldown` the cube's loss measures per breakdown and hierarchy level;
 * :mod:`~cubeguard.measures.rounding` cells moved beyond the nearest multiple or a whole base, and
   the existence intervals a user infers from a table rounded to a public base;
+* :mod:`~cubeguard.measures.small_origin` the share of cells published as ``j`` that hide a small
+  original count, for any method (after Enderle, Giessing and Tent 2020);
+* :mod:`~cubeguard.measures.magnitudes` loss of published sums and of the means read from them;
 * :mod:`~cubeguard.measures.table` one configured set of measures per cube, and a DataFrame over
   many cubes.
 """

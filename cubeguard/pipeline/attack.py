@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -139,16 +138,6 @@ def household_link(release: Release) -> Link | None:
     sizes = {c: int(v[0]) for c, v in zip(classification.codes, classification.leaf_values, strict=True)
              if len(v) == 1 and isinstance(v[0], int) and v[0] >= 1}  # fmt: skip
     return Link(size.variable, sizes, persons[0], size.population)
-
-
-def public_summary(report: AttackReport) -> dict[str, Any]:
-    """Counts per attack over every cube (no cell named): what the manifest and the summary may show."""
-    out: dict[str, Any] = {}
-    for f in report.published:
-        row = out.setdefault(f.attack, {"targets": 0, "certain": 0, "guessed": 0, "base_rate": 0})
-        for key in row:
-            row[key] += getattr(f, key)
-    return out
 
 
 def by_cube(report: AttackReport) -> Mapping[str, int]:

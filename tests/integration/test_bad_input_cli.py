@@ -1,6 +1,6 @@
 """Bad input stops the command with exit 2 and one sentence, no traceback, nothing published.
 
-The cases are the catalogue in ``tests/bad_inputs.py``. Here run those caught before anything
+The cases are the catalogue in ``cubeguard/testing/bad_inputs.py``. Here run those caught before anything
 starts (the config, the command line, the microdata file's header, the output folder): nothing
 is written at all. ``test_bad_input_flow.py`` runs the ones found once the release runs.
 """

@@ -22,7 +22,7 @@ unchanged; private-household rows are never touched.
    record's category (imputed records count in ``N``); drawn without replacement with probability
    proportional to the score (keys ``score / Exp(1)``, Efraimidis and Spirakis 2006). A record is
    *unique* at a level if one of these counts, taken in its area of that level, is 1.
-4. Matching (section 3.5; :mod:`cubeguard.swap._communal_match`): three matching groups (clients
+4. Matching (section 3.5; :mod:`cubeguard.methods.ons_communal_swap.match`): three matching groups (clients
    ``>= child_age``, clients ``< child_age``, staff); family under ``child_age`` join the child
    clients, adult family the staff if ``family_staff_column`` is in ``family_staff_values``, else
    the adult clients. A partner is an eligible unsampled resident of the same delivery group and
