@@ -21,7 +21,7 @@ from cubeguard.pipeline.attack import read_attack
 from cubeguard.pipeline.measure import cube_pairs, measures_file, sum_loss_pairs
 from cubeguard.pipeline.steps import resolved_step
 from cubeguard.release.results import Gated, Reported
-from cubeguard.report import attack_section, ckm_section, sums_section, swap_section
+from cubeguard.report import attack_section, ckm_section, safe_section, sums_section, swap_section
 from cubeguard.report.build import build_report
 from cubeguard.report.ckm_section import cell_key_section
 from cubeguard.report.drilldown import drilldown_frame, finest_levels
@@ -62,7 +62,7 @@ def report_step(ctx: Context) -> Reported:
 
 
 def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
-    """The report's sections on the release's methods: the cell key method's p-tables and risk, the swaps."""
+    """The report's sections on the release's methods: the cell key method's p-tables and risk, swaps, SAFE."""
     tables = [
         (f"steps[{k}]" + (f" on {', '.join(s.cubes)}" if s.cubes else ""),
          cell_key.ptable(resolved_step(s, f"steps[{k}]", ctx.services.resolver)))
@@ -71,6 +71,7 @@ def _method_sections(ctx: Context) -> list[tuple[str, str, str]]:
     ]  # fmt: skip
     sections = [(ckm_section.ANCHOR, "Cell key method", cell_key_section(tables))]
     sections.append((swap_section.ANCHOR, "Record swapping", swap_section.swap_section(swap_reports(ctx.release))))
+    sections.append((safe_section.ANCHOR, "SAFE", safe_section.safe_section(step_reports(ctx.release, "safe"))))
     return [s for s in sections if s[2]]
 
 
@@ -88,6 +89,16 @@ def _attack_section(release: Release) -> list[tuple[str, str, str]]:
         else ""
     )
     return [(attack_section.ANCHOR, "Attacks", html)] if html else []
+
+
+def step_reports(release: Release, method: str) -> list[dict[str, Any]]:
+    """The internal reports of the release's pre-tabular steps of one method, in step order."""
+    reports = []
+    for step in release.config.pre_tabular:
+        path = release.config.output.internal / f"{step.name}_report.json"
+        if step.method == method and path.is_file():
+            reports.append(json.loads(path.read_text()))
+    return reports
 
 
 def swap_reports(release: Release) -> list[dict[str, Any]]:

@@ -92,6 +92,9 @@ def test_a_safe_release_publishes_every_cube_households_too_without_1s_and_2s(tm
         assert len(counts) > 0 and not counts.isin([1, 2]).any(), cube
     households = pd.read_csv(folder / "exports" / "hh.csv")["count"].max()
     assert households == 40  # moves never change a record's population: the household total is kept
+    page = (tmp_path / "out" / "report" / "report.html").read_text()
+    assert 'id="safe-section"' in page and "Model 3 reached the target bounds" in page
+    assert "8642097531" not in page
 
 
 @pytest.fixture(scope="module")
