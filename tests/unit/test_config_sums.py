@@ -54,3 +54,13 @@ def test_a_column_summed_twice_is_refused(tmp_path: Path) -> None:
     assert load_problems(tmp_path, text) == [
         "hypercubes[3] (c.yaml line 42): column 'age' is listed twice in sums; list each column once; change the value"
     ]
+
+
+def test_mu_c_is_refused_since_no_cell_is_marked_sensitive(tmp_path: Path) -> None:
+    text = with_magnitudes(TINY_CONFIG).replace("ptable_file:", "mu_c: 2.5, ptable_file:")
+    (problem,) = load_problems(tmp_path, text)
+    assert problem.startswith("steps[0].magnitudes.age.mu_c (c.yaml line ")
+    assert problem.endswith(
+        "mu_c protects sensitive cells, and cubeguard marks no cell sensitive (there is no sensitivity rule); "
+        "remove mu_c or set it to 0"
+    )

@@ -1,7 +1,7 @@
 """Published sums of the additive magnitude types (``mean``, ``sum``) in two compiled loops: the serving path.
 
 A cell of type ``mean`` or ``sum`` has one noise component, scaled by its mean or sum (cellKey
-1.0.2's ``.perturb_cell_flex``/``_simple``; Gießing 2016, PSD 2016; Handbook on SDC v2, 5.4.2 and
+1.0.2's ``.perturb_cell_flex``/``_simple``; Gießing 2016, PSD 2016; Handbook on SDC v2, 5.4 and
 5.7), so its published sum needs only its count, sum and key sum. :func:`perturbed_sums` builds
 every intermediate array first (cell keys, component keys in long double, magnitudes, table
 types); here a loop over the cells with records gives each one's component key from its key

@@ -3,7 +3,7 @@
 With one component (the additive types ``mean`` and ``sum``) cellKey 1.0.2's ``.scramble_ckeys``
 keys the component with the cell key itself (``same_key``) or with ``as.numeric`` of
 ``as.character(ck)`` whose first decimal is moved to the end (:mod:`.keys`; Handbook on SDC v2,
-5.4.2). numba has no long double, so both of R's conversions are done exactly in doubles:
+5.4). numba has no long double, so both of R's conversions are done exactly in doubles:
 
 * ``as.character`` (15 significant digits, correctly rounded, ties to even): ``ck * 10^q`` is
   split into an exact sum of two doubles (Dekker 1971, "A floating-point technique for extending

@@ -1,6 +1,6 @@
 """Cell keys of the noise components: cellKey 1.0.2's ``.scramble_ckeys``.
 
-Every component j = 1..top_k of a magnitude cell needs its own key (Handbook on SDC v2, 5.4.2;
+Every component j = 1..top_k of a magnitude cell needs its own key (Handbook on SDC v2, 5.4;
 Gießing 2016). cellKey derives them from the cell key's decimal string ``s = as.character(ck)``
 (15 significant digits): with ``same_key`` the first key is ``as.numeric(s)`` (the cell key
 rounded to 15 digits; with ``top_k = 1`` the cell key itself), otherwise ``"0." + s[4..L] + s[3]``

@@ -4,7 +4,7 @@ The ratio ``a = |running value / x_delta|`` is capped at the table's largest ``i
 equals a point ``i`` of the table exactly, ``v`` is that of the first row of ``i`` with
 ``ck < ub`` (intervals ``[lb, ub)``, as for counts). Otherwise the two neighbouring points
 ``a0 < a < a1`` are looked up with the same key and ``v = (1 - lambda) v(a0) + lambda v(a1)``,
-``lambda = (a - a0) / (a1 - a0)`` (Gießing 2016, PSD 2016; Handbook on SDC v2, 5.4.2). A key of
+``lambda = (a - a0) / (a1 - a0)`` (Gießing 2016, PSD 2016; Handbook on SDC v2, 5.4). A key of
 0 gives 0. ``a`` = NaN (0/0) or a key that R could not read (NA) make cellKey stop; here they
 are reported as ``UNDEFINED`` and the component is skipped.
 

@@ -36,7 +36,7 @@ def _checked_epsilon(epsilon: tuple[float, ...]) -> tuple[float, ...]:
 
 
 class FlexParams(BaseModel):
-    """The flex function of cellKey's ``ck_flexparams`` (Handbook on SDC v2, 5.4.2).
+    """The flex function of cellKey's ``ck_flexparams`` (Handbook on SDC v2, 5.4).
 
     Magnitudes ``x >= fp`` get the percentage ``m(x) = p_large * (1 + f1 * f2)`` with
     ``f1 = (p_small * x - p_large * fp) / (p_large * fp)`` and ``f2 = (2 fp / (fp + x))^q``, which

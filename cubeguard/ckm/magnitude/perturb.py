@@ -1,7 +1,7 @@
 """Perturbation of magnitude cells, bit for bit as R cellKey 1.0.2 (``.perturb_cell_flex``/``_simple``).
 
 Each cell's noise is the sum of ``top_k`` components (Gießing 2016, PSD 2016; Handbook on SDC v2,
-5.4.2 and 5.7). Component j scales its magnitude ``x_j`` to ``x_delta``: 1 below the separation
+5.4 and 5.7). Component j scales its magnitude ``x_j`` to ``x_delta``: 1 below the separation
 point ``zs`` (then the ``small_cells`` table), ``x_j * p_small`` below the flex point (cellKey
 applies no epsilon there, Q3), else ``x_j * m(|x_j|) * epsilon_j``; simple parameters use
 ``x_j * p * epsilon_j``. If ``|x_delta|`` exceeds the running value ``xo``, ``x_delta := xo``

@@ -1,7 +1,7 @@
 """Numeric p-tables of the cell key method for magnitudes and the separation point.
 
 A numeric p-table (R ptable's ``create_num_ptable``; Gießing 2016, PSD 2016; Handbook on SDC v2,
-5.4.2) gives, for a few points ``i`` (e.g. 0, 1, 5, 10), a distribution of noise ``v`` on a grid of
+5.4) gives, for a few points ``i`` (e.g. 0, 1, 5, 10), a distribution of noise ``v`` on a grid of
 step ``1/step``, as intervals ``[lb, ub)`` of the cell key. Its rows carry a ``type``: ``all``;
 ``even``/``odd`` (by the parity of the cell's record count); ``small_cells`` (magnitudes below
 the separation point, looked up like counts).
@@ -116,7 +116,7 @@ def read_num_ptable(path: str | Path) -> NumPTable:
 
 @dataclass(frozen=True)
 class Separation:
-    """The separation point of cellKey's ``ck_params_nums`` (Handbook on SDC v2, 5.4.2).
+    """The separation point of cellKey's ``ck_params_nums`` (Handbook on SDC v2, 5.4).
 
     Attributes:
         m_fixed_sq: variance of the last ``small_cells`` distribution, ``sum((i - j)^2 p)`` over

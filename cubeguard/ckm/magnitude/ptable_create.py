@@ -3,7 +3,7 @@
 Enderle, Giessing, Tent (2018), "Designing confidentiality on the fly methodology - three aspects",
 PSD 2018, LNCS 11126; Gießing (2016), "Computational issues in the design of transition
 probabilities and disclosure risk estimation for additive noise", PSD 2016, LNCS 9867; Handbook on
-SDC v2, 5.4.2. ptable's ``R/pt_create_pTable.R`` with ``table = "nums"``:
+SDC v2, 5.4. ptable's ``R/pt_create_pTable.R`` with ``table = "nums"``:
 
 * The rows are ``i = 0`` (``v = 0`` with ``p = 1``) and every ``i`` of ``icat`` (which must hold 1
   and ``D``; ``D`` is its largest entry). cellKey interpolates the noise between these points.

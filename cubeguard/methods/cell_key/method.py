@@ -177,9 +177,12 @@ def check(step: CellKeyStep, ctx: CheckContext) -> list[Problem]:
 
 
 def _magnitude_problems(step: CellKeyStep) -> list[Problem]:
-    """Each numeric p-table is read and fits its parameters (table types, separation point)."""
+    """Each numeric p-table is read and fits its parameters (table types, separation point); no ``mu_c``."""
     found: list[Problem] = []
     for column, spec in step.magnitudes.items():
+        if spec.mu_c > 0:  # cellKey adds it to sensitive cells; a release marks none, so it would do nothing
+            found.append((("magnitudes", column, "mu_c"), "mu_c protects sensitive cells, and cubeguard marks no cell "
+                          "sensitive (there is no sensitivity rule); remove mu_c or set it to 0"))  # fmt: skip
         key = ("magnitudes", column, "ptable_file")
         try:
             separation(spec, read_num_ptable(spec.ptable_file))

@@ -25,7 +25,8 @@ class MagnitudeSpec(MagnitudeParams):
     Its numeric p-table (R ptable's ``create_num_ptable`` CSV) is secret like the counts' p-table.
     Published sums are rounded to multiples of ``unit``: an exact perturbed sum of whole numbers
     can be divided by the few multipliers the p-table allows, which gives a lone contributor's
-    value back; rounded, several values fit.
+    value back; rounded, several values fit. ``mu_c`` must stay 0: no cell of a release is marked
+    sensitive, so it would change nothing.
     """
 
     ptable_file: Path = Field(description="The numeric p-table (R ptable's CSV: i, j, p, v, p_int_lb, p_int_ub, type).")
