@@ -58,7 +58,8 @@ def cube_pairs(release: Release) -> Pairs:
 def stored_pairs(release: Release) -> Pairs:
     """(original, protected) of every cube as stored in ``original.zarr`` and ``protected.zarr``, opened lazily.
 
-    What the gates read: for a release with pre-tabular steps the original is the swapped one.
+    For a release with pre-tabular steps the original here is the tabulation of the changed
+    microdata; the measures and gates read :func:`cube_pairs`, the microdata as delivered.
     """
     out = release.config.output
     return {
