@@ -109,13 +109,12 @@ def release(
     from service.memory import reuse_freed_memory
 
     reuse_freed_memory()  # before Prefect and the steps start threads: 0.4-0.6 GB less at 10M persons
-    from cubeguard.config import load_release
     from cubeguard.microdata.read import count_records
-    from cubeguard.pipeline.preflight import preflight
+    from cubeguard.release.plan import plan_release
 
     overrides = parse_sets(sets)
-    rel = load_release(config, overrides or None)
-    preflight(rel, overrides, release_id)  # the flow runs it again, with Prefect's secret blocks
+    # Planned here to fail before Prefect starts; the flow plans again, with Prefect's secret blocks.
+    rel = plan_release(str(config), overrides, release_id=release_id).release
     spec = rel.config.input
     n = count_records(spec) or (spec.synthetic.persons if spec.synthetic else None)
     prefect_env()

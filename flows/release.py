@@ -18,11 +18,10 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from cubeguard.audit.record import Outcome, utc_now
-from cubeguard.config import load_release
 from cubeguard.errors import CubeguardError, ReleaseBlocked
-from cubeguard.pipeline.preflight import preflight
 from cubeguard.publish.lock import release_lock
 from cubeguard.release.audit import Results
+from cubeguard.release.plan import plan_release
 from cubeguard.release.results import StepResult
 from cubeguard.release.run import summary, walk
 from cubeguard.release.spec import RunSpec
@@ -75,10 +74,12 @@ def release_flow(
         tabulate_parts: Tabulate in this many row-group partitions at once (for Dask workers).
     """
     overrides = dict(overrides or {})
-    release = load_release(config_path, overrides or None, read_prefect_secret)  # fail fast on a bad config
-    # The command line's checks, for a run started from the Prefect UI too: an inline secret in
-    # ``overrides`` stops the run before anything beyond its parameters is stored.
-    preflight(release, overrides, release_id, read_prefect_secret, given_as="overrides")
+    # The command line's plan and checks, for a run started from the Prefect UI or a schedule too: an
+    # inline secret in ``overrides`` stops the run before anything beyond its parameters is stored.
+    plan = plan_release(
+        config_path, overrides, release_id=release_id, resolver=read_prefect_secret, given_as="overrides"
+    )
+    release = plan.release
     spec = RunSpec(
         config_path,
         overrides,
@@ -88,6 +89,7 @@ def release_flow(
         run_id=str(flow_run.get_id() or "local"),
         attempt=int(flow_run.get_run_count() or 1),
         started_at=utc_now(),
+        plan=plan,
     )
     results: Results = {}
     with release_lock(release.config.output.folder):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -15,6 +16,7 @@ from cubeguard.config.load import Release
 from cubeguard.cubes.store import list_cubes, load_cube, write_cube
 from cubeguard.cubes.values import unperturbed
 from cubeguard.errors import InternalError
+from cubeguard.methods.base import CubeFunction
 from cubeguard.pipeline.steps import build_step
 from cubeguard.secrets import SecretResolver
 
@@ -44,8 +46,9 @@ def protect_release(
 ) -> list[ProtectionSummary]:
     """Run every configured step on every cube it targets; write all cubes to ``protected``."""
     out = []
+    prepare = functools.cache(lambda k: build_step(release.config.steps[k], f"steps[{k}]", resolver))
     for cube_id in start_protected_store(original, protected):
-        out.append(protect_cube(release, cube_id, original, protected, resolver))
+        out.append(protect_cube(release, cube_id, original, protected, resolver, prepare))
         if progress:
             progress("protect", 1)
     return out
@@ -64,10 +67,21 @@ def start_protected_store(original: Path, protected: Path) -> list[str]:
 
 
 def protect_cube(
-    release: Release, cube_id: str, original: Path, protected: Path, resolver: SecretResolver | None = None
+    release: Release,
+    cube_id: str,
+    original: Path,
+    protected: Path,
+    resolver: SecretResolver | None = None,
+    prepare: Callable[[int], CubeFunction] | None = None,
 ) -> ProtectionSummary:
-    """Apply the steps that target ``cube_id`` and write it to ``protected``; the same wherever it runs."""
-    steps = [(s, build_step(s, f"steps[{k}]", resolver)) for k, s in release.config.steps_for(cube_id)]
+    """Apply the steps that target ``cube_id`` and write it to ``protected``; the same wherever it runs.
+
+    ``prepare`` gives post-tabular step ``k`` ready to apply, prepared once for every cube (the
+    release plan's); without it each step is prepared for this cube alone.
+    """
+    if prepare is None:
+        prepare = lambda k: build_step(release.config.steps[k], f"steps[{k}]", resolver)  # noqa: E731
+    steps = [(s, prepare(k)) for k, s in release.config.steps_for(cube_id)]
     cube = load_cube(original, cube_id)
     applied = [s.name for s, _ in steps]
     for _, fn in steps:

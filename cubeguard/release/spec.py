@@ -1,21 +1,22 @@
-"""One run of a release: the config (with run-time overrides), its options and the key its outputs depend on.
+"""One run of a release: its plan (the config with run-time overrides, checked), options and run key.
 
-The run's first step computes a :class:`RunSpec` with its key once; every later step gets it and
-reloads the release from it (cheap) rather than receiving large objects, and resumes by ``key``.
+The entry point builds the run's :class:`~cubeguard.release.plan.ReleasePlan` once and puts it in
+the :class:`RunSpec`; the run's first step adds the key; every later step reads the release from
+the plan, never from the config file again, and resumes by ``key``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cubeguard.audit.record import code_version
-from cubeguard.config.load import Release, load_release
+from cubeguard.config.load import Release
 from cubeguard.pipeline.inputs import input_checksums
 from cubeguard.release.ledger import run_key
+from cubeguard.release.plan import ReleasePlan, cached_plan
 from cubeguard.secrets import SecretResolver, resolve_references
 
 
@@ -33,6 +34,7 @@ class RunSpec:
         run_id: The orchestrator's id of this run (the audit record's ``run_id``).
         attempt: Which attempt of the run this is (1 for the first).
         started_at: When the attempt started (UTC, ISO 8601), for the audit record.
+        plan: The run's plan, built once by the entry point (:func:`~cubeguard.release.plan.plan_release`).
     """
 
     config_path: str
@@ -44,22 +46,22 @@ class RunSpec:
     run_id: str = "local"
     attempt: int = 1
     started_at: str = ""
+    plan: ReleasePlan | None = field(default=None, repr=False, compare=False)
+
+    def release_plan(self) -> ReleasePlan:
+        """The run's plan: the one the entry point built, else (a spec made without one) loaded once per process.
+
+        A spec without a plan (a test, an older caller) loads it from the config file, cached by the
+        file's modification time, with no preflight.
+        """
+        if self.plan is not None:
+            return self.plan
+        stamp = Path(self.config_path).stat().st_mtime_ns
+        return cached_plan(self.config_path, json.dumps(self.overrides, sort_keys=True, default=str), stamp)
 
     def release(self) -> Release:
-        """The validated release of this run (config file plus overrides), loaded once per process.
-
-        Every task reloads the release from the spec; loading and validating ``eu2021.yaml`` takes
-        about 0.3 s, which 119 per-cube tasks per step would repeat. The cache is keyed by the config
-        file's modification time too, so an edited config is reread (an edited classification file
-        it references is not: start a new process).
-        """
-        stamp = Path(self.config_path).stat().st_mtime_ns
-        return _load(self.config_path, json.dumps(self.overrides, sort_keys=True, default=str), stamp)
-
-
-@functools.lru_cache(maxsize=8)
-def _load(config_path: str, overrides: str, stamp: int) -> Release:
-    return load_release(config_path, json.loads(overrides) or None)
+        """The validated release of this run, from its plan (never reloaded by a step)."""
+        return self.release_plan().release
 
 
 def release_key(release: Release, reader: SecretResolver | None = None) -> str:

@@ -188,7 +188,15 @@ def _protect_items(ctx: Context) -> list[Any]:
 
 def _protect_one(ctx: Context, cube_id: str) -> ProtectionSummary:
     out = ctx.release.config.output
-    return protect_cube(ctx.release, cube_id, out.original_store, out.protected_store, ctx.services.resolver)
+    resolver, plan = ctx.services.resolver, ctx.spec.release_plan()
+    return protect_cube(
+        ctx.release,
+        cube_id,
+        out.original_store,
+        out.protected_store,
+        resolver,
+        lambda k: plan.step_function(k, resolver),
+    )
 
 
 def _protect_finish(ctx: Context, summaries: list[ProtectionSummary]) -> Protected:
