@@ -25,7 +25,8 @@ from cubeguard.config.load import Release
 from cubeguard.config.tables import size_linked_persons
 from cubeguard.cubes.store import open_cube
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.registry import CUBE_METHODS
+from cubeguard.pipeline.bounds import step_bounds
+from cubeguard.pipeline.earlier import earlier_views
 from cubeguard.pipeline.measure import cube_pairs
 from cubeguard.pipeline.steps import resolved_step
 from cubeguard.secrets import SecretResolver
@@ -40,13 +41,17 @@ def attack_file(release: Release) -> Path:
 
 
 def attack_step(release: Release, resolver: SecretResolver | None = None, progress: Progress | None = None,
-                limits: Limits = Limits(), published: Path | None = None) -> Path:  # fmt: skip
+                limits: Limits = Limits(), published: Path | None = None, current: str | None = None
+                ) -> Path:  # fmt: skip
     """Attack every published cube of ``release`` (and its unprotected counts); write :func:`attack_file`.
 
     ``published``: a published release's cube store to attack instead of the protected store; it
     must hold the cubes of the release's last run (their originals are the ones at hand).
+    ``current``: this run's release id. Earlier publications of the same microdata are attacked
+    together with it (:mod:`cubeguard.pipeline.earlier`).
     """
-    return write_attack(attack_cubes(release, resolver, progress, limits, published), attack_file(release))
+    report = attack_cubes(release, resolver, progress, limits, published, current)
+    return write_attack(report, attack_file(release))
 
 
 def write_attack(report: AttackReport, target: Path) -> Path:
@@ -63,20 +68,28 @@ def read_attack(release: Release) -> AttackReport | None:
 
 
 def attack_cubes(release: Release, resolver: SecretResolver | None = None, progress: Progress | None = None,
-                 limits: Limits = Limits(), published: Path | None = None) -> AttackReport:  # fmt: skip
+                 limits: Limits = Limits(), published: Path | None = None, current: str | None = None
+                 ) -> AttackReport:  # fmt: skip
     """:func:`~cubeguard.attack.attack_release` on the release's cube pairs with their methods' bounds."""
-    views, bounds = cube_views(release, resolver, published)
+    views, bounds = cube_views(release, resolver, published, current)
     return attack_release(views, bounds, limits, household_link(release), progress)
 
 
-def cube_views(release: Release, resolver: SecretResolver | None = None, published: Path | None = None
-               ) -> tuple[list[CubeView], dict[str, Bounder | None]]:  # fmt: skip
-    """The release's cubes as the intruder reads them (with their originals, to score), and their bounds."""
+def cube_views(release: Release, resolver: SecretResolver | None = None, published: Path | None = None,
+               current: str | None = None) -> tuple[list[CubeView], dict[str, Bounder | None]]:  # fmt: skip
+    """The release's cubes as the intruder reads them (with their originals, to score), and their bounds.
+
+    The cubes of earlier publications of the same microdata that an intruder holds join them
+    (``<cube>@<release id>``, :func:`~cubeguard.pipeline.earlier.earlier_views`); ``current`` (or the
+    folder of ``published``) is this release's id, not an earlier one.
+    """
     pairs = sorted(cube_pairs(release).items())
     if published is not None:
         pairs = [(c, (o, _same_cube(published, c, p))) for c, (o, p) in pairs]
     views = [CubeView.of(p.load(), o.load()) for _, (o, p) in pairs]
-    return views, {v.cube: cube_bounds(release, v.cube, resolver) for v in views}
+    bounds = {v.cube: cube_bounds(release, v.cube, resolver) for v in views}
+    earlier, earlier_bounds = earlier_views(release, views, published.parent.name if published else current)
+    return views + earlier, bounds | earlier_bounds
 
 
 def _same_cube(store: Path, cube: str, protected: xr.Dataset) -> xr.Dataset:
@@ -91,36 +104,8 @@ def _same_cube(store: Path, cube: str, protected: xr.Dataset) -> xr.Dataset:
 
 
 def cube_bounds(release: Release, cube_id: str, resolver: SecretResolver | None = None) -> Bounder | None:
-    """What an intruder knowing every post-tabular step of ``cube_id`` learns of its counts (None: unbounded).
-
-    Steps are undone last first: the last step's bounds give an interval of its input, and each
-    earlier step's bounds are applied to that interval's ends (every method's bounds grow with
-    the published count). A method without bounds leaves the cube unbounded. A cube that no
-    post-tabular step changes is exact, unless a pre-tabular step changed the microdata.
-    """
-    found = release.config.steps_for(cube_id)
-    functions = []
-    for k, step in found:
-        maker = CUBE_METHODS[step.method].bounds
-        if maker is None:
-            return None
-        functions.append(maker(resolved_step(step, f"steps[{k}]", resolver)))
-    if not functions and release.config.pre_tabular:
-        return None
-    return _composed(functions[::-1])
-
-
-def _composed(functions: list[Callable[..., tuple[FloatArray, FloatArray]]]) -> Bounder:
-    def bounds(published: npt.NDArray[np.int64], interior: npt.NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
-        lo = hi = published.astype(np.float64)
-        for fn in functions:
-            low, _ = fn(np.maximum(np.ceil(lo), 0).astype(np.int64), interior)
-            top = np.isinf(hi)
-            _, high = fn(np.where(top, 0, np.minimum(hi, 2**40)).astype(np.int64), interior)
-            lo, hi = low, np.where(top, np.inf, high)
-        return lo, hi
-
-    return bounds
+    """What an intruder knowing every post-tabular step of ``cube_id`` learns of its counts (None: unbounded)."""
+    return step_bounds(release, cube_id, lambda k, step: resolved_step(step, f"steps[{k}]", resolver))
 
 
 def household_link(release: Release) -> Link | None:

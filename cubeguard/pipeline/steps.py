@@ -6,7 +6,8 @@ Secret parameters are resolved here, when a step runs, and never leave the resol
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -15,9 +16,31 @@ from cubeguard.methods.base import CubeFunction, CubeStep, StepModel
 from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
 from cubeguard.methods.resolve import resolve
 from cubeguard.methods.validation import problems
-from cubeguard.secrets import SecretInt, SecretNumber, SecretResolver, resolve_number
+from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretResolver, resolve_number
 
 S = TypeVar("S", bound=StepModel)
+
+
+def recorded_step(step: S, where: str, secrets: Mapping[str, Any], release_id: str) -> S:
+    """``step`` with its referenced secrets replaced by the values an audit record holds for a publication.
+
+    ``where`` is the step's key path (e.g. ``steps[0]``), ``secrets`` the record's values by key path.
+
+    Raises:
+        CubeguardError: the record holds no value for a referenced secret (named by key, never by value).
+    """
+
+    def number(key: str, value: SecretNumber | SecretInt) -> float:
+        if not isinstance(value, EnvSecret | PrefectSecret):
+            return value
+        try:
+            return float(secrets[f"{where}.{key}"])
+        except KeyError:
+            raise CubeguardError(
+                f"the audit record of release {release_id} holds no value for {where}.{key}; release again"
+            ) from None
+
+    return resolve(step, number)
 
 
 def resolved_step(step: S, where: str, resolver: SecretResolver | None = None) -> S:

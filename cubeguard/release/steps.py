@@ -244,7 +244,7 @@ def _attack(ctx: Context) -> Attacked:
     """Attack the protected cubes as an intruder would, when the release sets an attack gate."""
     if ctx.release.config.gates.max_recovered_by_attack is None:
         return Attacked()
-    path = attack_step(ctx.release, ctx.services.resolver, ctx.services.progress)
+    path = attack_step(ctx.release, ctx.services.resolver, ctx.services.progress, current=ctx.spec.release_id)
     report = read_attack(ctx.release)
     if report is None:
         raise InternalError("the attack step wrote no findings; this is a bug in cubeguard")

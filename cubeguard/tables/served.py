@@ -10,7 +10,7 @@ compares every cell: a key store, config or p-table that no longer matches stops
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -18,18 +18,14 @@ from cubeguard.audit.record import AuditRecord
 from cubeguard.config.load import Release, load_release
 from cubeguard.cubes.store import list_cubes, open_cube
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import CubeStep
 from cubeguard.methods.registry import CUBE_METHODS
-from cubeguard.methods.resolve import resolve
 from cubeguard.pipeline.auditing import audit_store_of
 from cubeguard.pipeline.reproduce import recorded_overrides
+from cubeguard.pipeline.steps import recorded_step
 from cubeguard.publish.stage import published_root
-from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.keystore import META, KeyStore
 from cubeguard.tables.query import TableQuery
-
-S = TypeVar("S", bound=CubeStep)
 
 
 def open_served(config: Path, release_id: str | None = None, overrides: dict[str, Any] | None = None) -> TableEngine:
@@ -52,7 +48,7 @@ def open_served(config: Path, release_id: str | None = None, overrides: dict[str
         raise InternalError(
             f"the {step.method} step passed the tables check but does not protect cell by cell; this is a bug in cubeguard"
         )
-    resolved = _with_recorded(step, record)
+    resolved = recorded_step(step, "steps[0]", record.secrets, rid)
     store = KeyStore.open(release.config.output.served_store(rid))
     engine = TableEngine(release, store, method.cells(resolved), rid, method.magnitudes(resolved))
     engine.bounds = method.bounds(resolved) if method.bounds is not None else None
@@ -79,22 +75,6 @@ def _publication(release: Release, release_id: str) -> AuditRecord:
             if record.outcome == "published" and record.release_id == release_id:
                 return record
     raise CubeguardError(f"the audit store has no publication of release {release_id!r}; name a published release")
-
-
-def _with_recorded(step: S, record: AuditRecord) -> S:
-    """The step with its referenced secrets replaced by the values recorded for the release."""
-
-    def number(key: str, value: SecretNumber | SecretInt) -> float:
-        if not isinstance(value, EnvSecret | PrefectSecret):
-            return value
-        try:
-            return float(record.secrets[f"steps[0].{key}"])
-        except KeyError:
-            raise CubeguardError(
-                f"the audit record of release {record.release_id} holds no value for steps[0].{key}; release again"
-            ) from None
-
-    return resolve(step, number)
 
 
 def check_consistency(engine: TableEngine, published: Path, cube_id: str | None = None) -> str:

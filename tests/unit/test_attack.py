@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -166,3 +168,15 @@ def test_cell_keys_are_dense_and_equal_only_for_the_same_population_and_codes() 
     assert sorted({int(k) for ks in keys.values() for k in ks}) == list(range(3 + 6 + 3))  # 12 distinct cells
     assert list(keys["A"]) == list(keys["B"].reshape(3, 3)[:, 0])  # A's cells are B's Y totals
     assert not set(keys["H"].tolist()) & set(keys["A"].tolist())  # households are other units
+
+
+def test_an_earlier_publication_of_the_same_cube_intersects_its_noise() -> None:
+    """Each publication alone is within +-2; an intruder holding both intersects the ranges (issue 35)."""
+    cube = _cube("c", {"X": X}, [3, 2, 1])
+    now = _view(cube, [5, 4, 3])  # every cell n + 2
+    then = replace(_view(cube, [1, 0, 0]), cube="c@r1")  # n - 2, floored at 0
+    alone = attack_release([now], {"c": plus_minus(2)})
+    both = attack_release([now, then], {"c": plus_minus(2), "c@r1": plus_minus(2)})
+    assert alone.recovered("c") == 0
+    assert _facts(both, "differencing", "c").certain == 2  # a: [2, 6] and [0, 2] leave 2; T = 3 exact too, so b = 1
+    assert both.recovered("c") >= 1 and both.broken == []
