@@ -1,6 +1,8 @@
-"""Household consistency: members share their household columns; each household has one reference person.
+"""Household consistency: members share their household columns; no household has two reference persons.
 
-The reference person is checked only where a population counts households.
+The reference persons are checked only where a population counts households. A household id with
+none is a unit outside private households (persons in an institution), which household counts leave
+out; two would count one household twice.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ class HouseholdChecker:
         self.parts.append(agg)
 
     def finish(self, report: ValidationReport) -> None:
-        """Add one failure per column whose value differs within some household, and one for reference persons."""
+        """Add one failure per column whose value differs within some household, and one for doubled reference persons."""
         if self.ref is not None and self.refs:
             per_household = pd.concat(self.refs).groupby(level=0).sum()
-            bad = per_household.index[(per_household != 1).to_numpy()]
+            bad = per_household.index[(per_household > 1).to_numpy()]
             if len(bad):
                 samples: list[dict[str, Any]] = [{self.hid: h} for h in bad[:10].tolist()]
-                report.add(self.ref, f"exactly one reference person in each household ({self.hid})", len(bad), samples)
+                report.add(self.ref, f"at most one reference person in each household ({self.hid})", len(bad), samples)
         if not self.parts:
             return
         allp = pd.concat(self.parts)
