@@ -61,7 +61,7 @@ def recorded_release(release: Release, record: AuditRecord) -> Release:
     """
     text, overrides = recorded_overrides(record.config_text)
     plain = {k: v for k, v in overrides.items() if not (isinstance(v, dict) and {"env", "prefect_secret"} & set(v))}
-    temp = release.path.parent / f".attack-{record.run_id[:12]}-{release.path.name}"
+    temp = release.path.parent / f".earlier-{record.run_id[:12]}-{release.path.name}"
     temp.write_text(text, encoding="utf-8")
     try:
         return load_release(temp, plain or None)
