@@ -11,7 +11,10 @@ A method is a package under :mod:`cubeguard.methods` holding, together:
 * ``prepare`` (post-tabular: a function from cube to protected cube) or ``columns`` and ``apply``
   (pre-tabular: the microdata columns it reads, and the method on a frame of them);
 * for a post-tabular method that publishes each cell from its own count and cell key alone,
-  ``cells``: the same protection on plain arrays, which the flexible-table service uses.
+  ``cells``: the same protection on plain arrays, which the flexible-table service uses;
+* ``section``, if the method has one: its section of the release report, described as a
+  :class:`~cubeguard.methods.section.Section` (headings, paragraphs, tables, pictures) that the
+  report layer renders.
 
 :mod:`cubeguard.methods.registry` is the single place a method is listed. The shared field types
 of method configs are in :mod:`cubeguard.methods.fields`, secret resolution in
@@ -22,7 +25,7 @@ of method configs are in :mod:`cubeguard.methods.fields`, secret resolution in
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -38,6 +41,7 @@ from cubeguard.ckm.magnitude import MagnitudeCells
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.spec import PopulationSpec
 from cubeguard.methods.fields import ReportCubes, Seed
+from cubeguard.methods.section import Section
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
 
 KeyPath = tuple[str | int, ...]
@@ -276,6 +280,10 @@ class CubeMethod(Generic[C]):
             intruder who knows every parameter, the secret ones too, derives it from the method;
             ``None``: the method bounds nothing, every cell is ``[0, inf)``. Helpers in
             :mod:`cubeguard.methods.bounds`.
+        section: the method's section of the release report, from the release's steps of it as
+            ``(label, step)`` pairs in step order (the label as ``steps[2] on c1, c2``; each step's
+            secrets resolved); ``None`` from it: no section. Methods that share one function share
+            one section: it is called once, with the steps of all of them. ``None``: no section.
     """
 
     model: type[C]
@@ -290,6 +298,7 @@ class CubeMethod(Generic[C]):
     cells: Callable[[C], CellFunction] | None = None
     magnitudes: Callable[[C], dict[str, Magnitude]] = _no_magnitudes
     bounds: Callable[[C], BoundsFunction] | None = None
+    section: Callable[[Sequence[tuple[str, C]]], Section | None] | None = None
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property
@@ -312,6 +321,12 @@ class MicrodataMethod(Generic[M]):
         forbids: counts no table of the changed microdata can hold (SAFE: 1 and 2); the release's
             ``gates.forbidden_values`` must then include them, so the gate blocks on the promise.
         describe: renders the step's internal report as Markdown (written beside its JSON), if given.
+        section: the method's section of the release report, from the internal reports of the
+            release's steps of it (the dicts of ``internal/<step name>_report.json``: the step's
+            ``name`` and ``method``, what ``apply`` reported in :attr:`Swapped.report`, the
+            ``cube_effects``) in step order; ``None`` from it: no section. Methods that share one
+            function share one section: it is called once, with the reports of all of them (the
+            swapping methods share :func:`cubeguard.methods.swap_section.section`). ``None``: no section.
     """
 
     model: type[M]
@@ -322,6 +337,7 @@ class MicrodataMethod(Generic[M]):
     files: Callable[[M], list[Path]] = _no_files
     forbids: tuple[int, ...] = ()
     describe: Callable[[dict[str, Any]], str] | None = None
+    section: Callable[[Sequence[Mapping[str, Any]]], Section | None] | None = None
     kind: Literal["pre_tabular"] = "pre_tabular"
 
     @property

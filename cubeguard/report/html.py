@@ -321,7 +321,7 @@ def write_report(
         facts: what identifies the release (its id, config hash, when the report was written),
             shown under the title in this order.
         methods: sections on the release's methods, ``(anchor, navigation label, HTML)``, shown
-            after the measures (e.g. :func:`cubeguard.report.ckm_section.cell_key_section`).
+            after the measures (e.g. a method's section, :func:`cubeguard.report.section.render`).
         levels: the drill-down by breakdown and level of some or all of ``cubes``, as
             :func:`cubeguard.report.drilldown.drilldown_frame` returns it; shown after the measures.
 

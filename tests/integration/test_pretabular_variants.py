@@ -23,11 +23,12 @@ import yaml
 from cubeguard.config import load_release
 from cubeguard.config.load import Release
 from cubeguard.errors import ConfigError, CubeguardError
+from cubeguard.methods import swap_section
 from cubeguard.pipeline.inputs import ensure_microdata
 from cubeguard.pipeline.pretabular import apply_pre_tabular
 from cubeguard.pipeline.tabulation import tabulate_release
-from cubeguard.release.reporting import swap_reports
-from cubeguard.report.swap_section import swap_section
+from cubeguard.release.reporting import step_reports
+from cubeguard.report.section import render
 from cubeguard.secrets import EnvSecret
 from cubeguard.synth import generate, layout
 
@@ -323,9 +324,9 @@ def test_shipped_swap_demo_runs_on_a_small_census(tmp_path: Path) -> None:
     for step in release.config.pre_tabular:
         report = _report(release, step.name)
         assert set(report["cube_effects"]) == set(step.report_cubes) != set()
-    reports = swap_reports(release)  # what the release's report shows, one section per swap step
+    reports = step_reports(release, swap_section.section)  # what the release's report shows, one section per swap step
     assert [r["name"] for r in reports] == [s.name for s in release.config.pre_tabular]
-    html = swap_section(reports)
+    html = render(swap_section.section(reports))
     for r in reports:
         assert f"<h3>{r['name']} ({r['method']})</h3>" in html and f"{r['persons_swapped']:,} persons" in html
     assert html.count("per level of the swap hierarchy") == len(reports)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from cubeguard.ckm.ptable import PTableParams, create_cnt_ptable
+from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.risk import max_disclosure_probability
-from cubeguard.report.ckm_section import ANCHOR, cell_key_section
+from cubeguard.methods.cell_key.section import ANCHOR, ptable_section
+from cubeguard.report.section import render
+
+
+def cell_key_section(steps: list[tuple[str, PTable]]) -> str:
+    return render(ptable_section(steps))
 
 
 def test_a_cell_key_step_gets_both_pictures_and_its_worst_small_cell_risk() -> None:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from cubeguard.report.safe_section import ANCHOR, safe_section
+from cubeguard.methods.safe.section import ANCHOR, section
+from cubeguard.report.section import render
+
+
+def safe_section(reports: list[dict[str, Any]]) -> str:
+    return render(section(reports))
 
 
 def _report(stopped_by: str) -> dict[str, Any]:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from cubeguard.report.swap_section import ANCHOR, swap_section
+from typing import Any
+
+from cubeguard.methods.swap_section import ANCHOR, section
+from cubeguard.report.section import render
+
+
+def swap_section(reports: list[dict[str, Any]]) -> str:
+    return render(section(reports))
+
 
 REPORT = {
     "name": "targeted_swap",

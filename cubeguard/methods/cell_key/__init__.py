@@ -5,6 +5,7 @@ package is the method as a release step.
 """
 
 from cubeguard.methods.base import CubeMethod, always
+from cubeguard.methods.cell_key import section
 from cubeguard.methods.cell_key.method import bounds, cells, check, files, magnitudes, prepare, public
 from cubeguard.methods.cell_key.model import CellKeyStep
 
@@ -18,6 +19,7 @@ METHOD = CubeMethod(
     cells=cells,
     magnitudes=magnitudes,
     bounds=bounds,
+    section=section.section,
 )
 
 __all__ = ["METHOD", "CellKeyStep"]

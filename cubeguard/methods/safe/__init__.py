@@ -1,6 +1,7 @@
 """SAFE (Höhne 2011): pre-tabular microaggregation so that no table of the released microdata has a 1 or a 2."""
 
 from cubeguard.methods.base import MicrodataMethod
+from cubeguard.methods.safe import section
 from cubeguard.methods.safe.controlled import Controlled, Dimension, build
 from cubeguard.methods.safe.deviations import describe, deviation_tables, markdown
 from cubeguard.methods.safe.elementary import Elementary, elementary
@@ -9,7 +10,14 @@ from cubeguard.methods.safe.model import Bounds, SafeStep
 from cubeguard.methods.safe.search import Outcome, Settings, search
 
 METHOD = MicrodataMethod(
-    model=SafeStep, public=public, columns=columns, apply=apply, check=check, forbids=(1, 2), describe=describe
+    model=SafeStep,
+    public=public,
+    columns=columns,
+    apply=apply,
+    check=check,
+    forbids=(1, 2),
+    describe=describe,
+    section=section.section,
 )
 
 __all__ = [

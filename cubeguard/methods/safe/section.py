@@ -1,10 +1,10 @@
-"""The report's section on SAFE: what each SAFE step moved, why it stopped, and its deviation tables.
+"""SAFE's section of the release report: what each SAFE step moved, why it stopped, and its deviation tables.
 
 Read from the step's internal report (``internal/<step name>_report.json``, written by
-:mod:`cubeguard.methods.safe`): records moved, elementary cells, the bound schedule and the bounds
-reached, the stop rule that ended model 3 (``target``, ``max_tightenings`` or the machine-dependent
-``time_limit``), and the deviations of the controlled cells in the layout of Höhne (2011), Tables 3
-and 4. The seed is secret and is not in the step's report.
+:func:`cubeguard.methods.safe.method.apply`): records moved, elementary cells, the bound schedule
+and the bounds reached, the stop rule that ended model 3 (``target``, ``max_tightenings`` or the
+machine-dependent ``time_limit``), and the deviations of the controlled cells in the layout of
+Höhne (2011), Tables 3 and 4. The seed is secret and is not in the step's report.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from cubeguard.report._markup import esc, table
+from cubeguard.methods.section import Heading, Part, Section, Table, Text
 
 ANCHOR = "safe-section"
+TITLE = "SAFE"
 STOPS = {
     "target": "reached the target bounds (nothing left to tighten); the same on every machine",
     "max_tightenings": "stopped after max_tightenings tightenings; the same on every machine",
@@ -60,27 +61,26 @@ def _by_dimension(report: Mapping[str, Any]) -> pd.DataFrame:
     return frame.rename_axis("table dimension")
 
 
-def _step(report: Mapping[str, Any]) -> str:
+def _step(report: Mapping[str, Any]) -> list[Part]:
     name = str(report.get("name", ""))
     stop = str(report.get("stopped_by", ""))
     said = STOPS.get(stop, "not recorded (a report written before the stop rule was recorded)")
-    parts = [f"<h3>{esc(name)} (safe)</h3>", f"<p>Model 3 {esc(said)}.</p>", table(_facts(report))]
+    parts: list[Part] = [Heading(f"{name} (safe)"), Text(f"Model 3 {said}."), Table(_facts(report))]
     schedule = _schedule(report)
     if not schedule.empty:
-        parts.append(table(schedule, caption="the bound schedule, stage by stage", index=False))
+        parts.append(Table(schedule, caption="the bound schedule, stage by stage", index=False))
     dims = _by_dimension(report)
     if not dims.empty:
-        parts.append(table(dims, caption="controlled cells by table dimension and absolute deviation (Table 3)"))
-    return "".join(parts)
+        parts.append(Table(dims, caption="controlled cells by table dimension and absolute deviation (Table 3)"))
+    return parts
 
 
-def safe_section(reports: Sequence[Mapping[str, Any]]) -> str:
-    """HTML of the section for the SAFE steps' reports, in step order; empty when there is none."""
+def section(reports: Sequence[Mapping[str, Any]]) -> Section | None:
+    """The section for the SAFE steps' internal reports, in step order; None when there is none."""
     if not reports:
-        return ""
-    intro = (
-        f'<h2 id="{ANCHOR}">SAFE</h2><p>What each pre-tabular SAFE step did (Höhne 2011): records moved until every '
-        "elementary cell holds 0 or at least 3, every controlled cell within its bound. The seed is secret and is "
-        "not shown.</p>"
+        return None
+    intro = Text(
+        "What each pre-tabular SAFE step did (Höhne 2011): records moved until every elementary cell holds 0 or at "
+        "least 3, every controlled cell within its bound. The seed is secret and is not shown."
     )
-    return intro + "".join(_step(r) for r in reports)
+    return Section(ANCHOR, TITLE, [intro, *(p for r in reports for p in _step(r))])

@@ -1,11 +1,12 @@
-"""The report's section on record swapping: what each swap step moved, where, and to what effect.
+"""The swapping methods' section of the release report: what each swap step moved, where, and to what effect.
 
 Read from the step's internal report (``internal/<step name>_report.json``, written by every swap
 method through :func:`cubeguard.methods.swapping.swapped`): households and persons swapped, per
 hierarchy level and per area (the ten areas with most), the must-swap households per level
 (targeted swapping), the units left without a partner by reason, and the effect on the step's
 ``report_cubes`` (information loss, r#, and the success measures of Frend et al. 2011, section 4).
-The swap rate and seed are secret and are not in the step's report.
+The swap rate and seed are secret and are not in the step's report. Every swapping method names
+:func:`section` as its hook, so their steps share one section.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from cubeguard.report._markup import esc, table
+from cubeguard.methods.section import Heading, Part, Section, Table, Text
 
 ANCHOR = "swap-section"
+TITLE = "Record swapping"
 TOP_AREAS = 10
 _EFFECTS = ("rad@interior", "hellinger@interior", "entropy_risk_original@interior",
             "entropy_risk_protected@interior", "swap_removed_share@cube", "swap_false_share@cube")  # fmt: skip
@@ -56,33 +58,33 @@ def _effects(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("cube") if rows else pd.DataFrame()
 
 
-def _step(report: Mapping[str, Any]) -> str:
+def _step(report: Mapping[str, Any]) -> list[Part]:
     name, method = str(report.get("name", "")), str(report.get("method", ""))
     households, persons = report.get("households_swapped"), report.get("persons_swapped")
     moved = f"{households:,} households, " if isinstance(households, int) else ""
-    parts = [f"<h3>{esc(name)} ({esc(method)})</h3>", f"<p>Swapped: {moved}{int(persons or 0):,} persons.</p>"]
+    parts: list[Part] = [Heading(f"{name} ({method})"), Text(f"Swapped: {moved}{int(persons or 0):,} persons.")]
     levels = _levels(report)
     if not levels.empty:
-        parts.append(table(levels, caption="per level of the swap hierarchy"))
+        parts.append(Table(levels, caption="per level of the swap hierarchy"))
     areas = _areas(report)
     if not areas.empty:
-        parts.append(table(areas, caption=f"the {len(areas)} areas with most swapped units"))
+        parts.append(Table(areas, caption=f"the {len(areas)} areas with most swapped units"))
     reasons = report.get("not_swapped_by_reason") or {}
     if reasons:
         frame = pd.DataFrame({"units": reasons}).rename_axis("reason")
-        parts.append(table(frame, caption="units that needed a swap and found no partner"))
+        parts.append(Table(frame, caption="units that needed a swap and found no partner"))
     effects = _effects(report)
     if not effects.empty:
-        parts.append(table(effects, caption="effect on the step's report cubes (Frend et al. 2011, section 4)"))
-    return "".join(parts)
+        parts.append(Table(effects, caption="effect on the step's report cubes (Frend et al. 2011, section 4)"))
+    return parts
 
 
-def swap_section(reports: Sequence[Mapping[str, Any]]) -> str:
-    """HTML of the section for the swap steps' reports, in step order; empty when there is none."""
+def section(reports: Sequence[Mapping[str, Any]]) -> Section | None:
+    """The section for the swap steps' internal reports, in step order; None when there is none."""
     if not reports:
-        return ""
-    intro = (
-        f'<h2 id="{ANCHOR}">Record swapping</h2><p>What each pre-tabular swap step moved (Shlomo 2009, 3.1; '
-        "Frend et al. 2011). The swap rates and seeds are secret and are not shown.</p>"
+        return None
+    intro = Text(
+        "What each pre-tabular swap step moved (Shlomo 2009, 3.1; Frend et al. 2011). The swap rates and seeds are "
+        "secret and are not shown."
     )
-    return intro + "".join(_step(r) for r in reports)
+    return Section(ANCHOR, TITLE, [intro, *(p for r in reports for p in _step(r))])
