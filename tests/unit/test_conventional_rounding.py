@@ -126,13 +126,6 @@ def test_a_lazy_cube_is_rounded_without_computing_early() -> None:
     np.testing.assert_array_equal(rounded["count"].values, round_cube(cube.load(), 5)["count"].values)
 
 
-def test_rounding_after_an_earlier_steps_noise_keeps_noise_the_change_from_the_original() -> None:
-    cube = _table_5_18()
-    perturbed = cube.assign(count=cube["count"] + 1, noise=cube["count"] * 0 + 1)  # as a cell key step leaves it
-    rounded = round_cube(perturbed, 5)
-    np.testing.assert_array_equal(rounded["noise"].values, rounded["count"].values - cube["count"].values)
-
-
 def test_a_release_rounds_every_cube_through_the_config(tmp_path: Path) -> None:
     original, protected, steps = protect_tiny(tmp_path, "  - {method: conventional_rounding, base: 5}\n")
     assert public_step(steps[0]) == {
@@ -184,18 +177,8 @@ def test_rounding_may_follow_other_steps_and_share_the_release_with_them_on_othe
 @pytest.mark.parametrize(
     ("steps", "expected"),
     [
-        ("  - {method: conventional_rounding, base: 0}\n",
-         r"steps\[0\]\.base \(c\.yaml line \d+\): input should be greater than or equal to 1; change the value"),
-        ("  - {method: conventional_rounding, base: 2000000000}\n",
-         r"steps\[0\]\.base \(c\.yaml line \d+\): input should be less than or equal to 1000000000"),
         ("  - {method: conventional_rounding, base: 2.5}\n",
          r"steps\[0\]\.base \(c\.yaml line \d+\): input should be a valid integer"),
-        ("  - {method: conventional_rounding, base: true}\n",  # not base 1, which would publish counts unchanged
-         r"steps\[0\]\.base \(c\.yaml line \d+\): input should be a valid integer; change the value"),
-        ("  - {method: conventional_rounding, base: {env: BASE}}\n",  # the base is public, never a secret
-         r"steps\[0\]\.base \(c\.yaml line \d+\): input should be a valid integer"),
-        ("  - {method: conventional_rounding, bsae: 5}\n",
-         r"steps\[0\]\.bsae \(c\.yaml line \d+\): unknown key 'bsae'; remove it or fix its spelling"),
         ("  - {method: conventional_rounding, cubes: [c3]}\n",
          r"steps\[0\]\.cubes\[0\] \(c\.yaml line \d+\): unknown hypercube 'c3'"),
         ("  - {method: conventional_rounding, base: 5}\n" + CELL_KEY,

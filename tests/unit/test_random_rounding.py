@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cubeguard.ckm.consistency import check_consistency
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.cells import interior, leaf_index, uniforms
-from cubeguard.methods.random_rounding import METHOD, RandomRoundingStep, kernel, random_round, round_cube
+from cubeguard.methods.random_rounding import kernel, random_round, round_cube
 from cubeguard.publish.manifest import public_step
 from tests.conftest import config_problems, protect_tiny
 from tests.strategies import build_cube, cubes, flat_tree
@@ -124,12 +124,6 @@ def test_the_seed_is_secret_and_may_come_by_reference(tmp_path: Path, monkeypatc
 @pytest.mark.parametrize(
     ("steps", "expected"),
     [
-        ("  - {method: random_rounding, base: 0}\n",
-         r"steps\[0\]\.base \(c\.yaml line \d+\): input should be greater than or equal to 1"),
-        ("  - {method: random_rounding, margins: rounded}\n",
-         r"steps\[0\]\.margins \(c\.yaml line \d+\): input should be 'independent' or 'summed'"),
-        ("  - {method: random_rounding, seed: -4}\n",
-         r"steps\[0\]\.seed \(c\.yaml line \d+\): input should be greater than or equal to 0"),
         ("  - {method: random_rounding, margins: summed}\n" + CELL_KEY,
          r"steps\[0\]\.cubes \(c\.yaml line \d+\): cube 'c1' \(and 2 more\) is protected again by steps\[1\] "
          r"\(cell_key\) after this step, so its counts would no longer all be multiples of 3 and add up"),
@@ -138,7 +132,3 @@ def test_the_seed_is_secret_and_may_come_by_reference(tmp_path: Path, monkeypatc
 def test_each_mistake_gives_a_located_config_error(tmp_path: Path, steps: str, expected: str) -> None:
     found = config_problems(tmp_path, steps)
     assert len(found) == 1 and re.match(expected, found[0]), found
-
-
-def test_the_method_is_registered_with_its_model() -> None:
-    assert METHOD.name == "random_rounding" and METHOD.model is RandomRoundingStep

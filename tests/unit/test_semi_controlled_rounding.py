@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.methods.cells import interior, leaf_index
 from cubeguard.methods.semi_controlled_rounding import (
-    METHOD,
     SemiControlledRoundingStep,
     control_groups,
     kernel,
@@ -149,10 +148,6 @@ def test_a_release_rounds_semi_controlled_to_each_region(tmp_path: Path) -> None
     [
         ("  - {method: semi_controlled_rounding, control: [GEO.9]}\n",
          r"steps\[0\]\.control\[0\] \(c\.yaml line \d+\): unknown breakdown 'GEO\.9'"),
-        ("  - {method: semi_controlled_rounding, base: 0}\n",
-         r"steps\[0\]\.base \(c\.yaml line \d+\): input should be greater than or equal to 1"),
-        ("  - {method: semi_controlled_rounding, control_depth: -1}\n",
-         r"steps\[0\]\.control_depth \(c\.yaml line \d+\): input should be greater than or equal to 0"),
         ("  - {method: semi_controlled_rounding}\n" + CELL_KEY,
          r"steps\[0\]\.cubes \(c\.yaml line \d+\): cube 'c1' \(and 2 more\) is protected again by steps\[1\] "
          r"\(cell_key\) after this step, so its counts would no longer all be multiples of 3 and add up"),
@@ -161,7 +156,3 @@ def test_a_release_rounds_semi_controlled_to_each_region(tmp_path: Path) -> None
 def test_each_mistake_gives_a_located_config_error(tmp_path: Path, steps: str, expected: str) -> None:
     found = config_problems(tmp_path, steps)
     assert len(found) == 1 and re.match(expected, found[0]), found
-
-
-def test_the_method_is_registered_with_its_model() -> None:
-    assert METHOD.name == "semi_controlled_rounding" and METHOD.model is SemiControlledRoundingStep
