@@ -55,6 +55,12 @@ GET_TABLE: dict[str, Any] = {
             "BREAKDOWN:CODE, repeatable (each breakdown once)",
         ),
         _param("mean", _ID, "An offered numeric column whose cell means the table adds"),
+        _param(
+            "per_area",
+            {"type": "string", "enum": ["true", "false"], "default": "false"},
+            "true: judge each code of the first breakdown (an area) on its own, as a table filtered to it; "
+            "areas that break a rule are withheld (null, named with the rule in extension.withheld), the rest served",
+        ),
         _FORMAT,
     ],
     "responses": _RESPONSES,

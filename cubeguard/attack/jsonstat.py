@@ -13,10 +13,31 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cubeguard.attack.cells import CubeView
 from cubeguard.attack.intervals import IntArray, Relations
+from cubeguard.attack.system import Bounder
 from cubeguard.errors import InternalError
+
+FloatArray = npt.NDArray[np.float64]
+
+
+#: A cell the service withheld (``null`` in JSON-stat): the intruder knows only that it is a count.
+WITHHELD = -1
+
+
+def withheld_aware(bounds: Bounder | None) -> Bounder | None:
+    """``bounds`` for a table with withheld cells: those hold any count, ``[0, inf)``; the rest as ``bounds`` say."""
+    if bounds is None:
+        return None
+
+    def found(published: IntArray, interior: npt.NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+        hidden = published == WITHHELD
+        lo, hi = bounds(np.where(hidden, 0, published), interior)
+        return np.where(hidden, 0.0, lo), np.where(hidden, np.inf, hi)
+
+    return found
 
 
 def view_of_table(body: Mapping[str, Any], variables: Mapping[str, str], cube: str,
@@ -33,7 +54,8 @@ def view_of_table(body: Mapping[str, Any], variables: Mapping[str, str], cube: s
         codes.append(own)
         parents.append([up.get(c, "") for c in own])
     shape = tuple(int(n) for n in body["size"])
-    published = np.asarray(body["value"], dtype=np.int64).reshape(shape)
+    values = body["value"]
+    published = np.asarray([WITHHELD if v is None else v for v in values], dtype=np.int64).reshape(shape)
     if original is not None and original.shape != shape:
         raise InternalError(f"table {cube}: original and published cells differ")
     return CubeView(

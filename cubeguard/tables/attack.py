@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cubeguard.attack import AttackReport, CubeView, Limits, attack_release
-from cubeguard.attack.jsonstat import view_of_table
+from cubeguard.attack.jsonstat import view_of_table, withheld_aware
 from cubeguard.attack.system import Bounder
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.pipeline.attack import household_link
@@ -54,14 +54,15 @@ def attack_tables(engine: TableEngine, answers: Sequence[tuple[TableQuery, Mappi
             continue
         original = np.asarray(plain.tabulate(query)["count"].values, dtype=np.int64)
         views.append(view_of_table(body, variables, table_name(query), original))
-    bounds: dict[str, Bounder | None] = {**cubes[1], **dict.fromkeys((v.cube for v in views), engine.bounds)}
+    served = withheld_aware(engine.bounds)  # an area a per-area query withheld holds any count
+    bounds: dict[str, Bounder | None] = {**cubes[1], **dict.fromkeys((v.cube for v in views), served)}
     report = attack_release([*cubes[0], *views], bounds, limits, household_link(engine.release), progress)
     return TablesAttack(report, len(views), len(answers) - len(views))
 
 
 def table_name(query: TableQuery) -> str:
     """A table's name in the findings: population and breakdowns (codes of filters never reach it)."""
-    return f"{query.population}:{','.join(query.breakdowns)}"
+    return f"{query.population}:{','.join(query.breakdowns)}" + (" per area" if query.per_area else "")
 
 
 def _unprotected(

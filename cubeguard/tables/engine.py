@@ -13,10 +13,12 @@ refusal tells nothing a published table would not.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +40,7 @@ from cubeguard.tables.households import Plan, SizeLink, check_identity, place, s
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
 from cubeguard.tables.query import TableQuery, TableRefused
-from cubeguard.tables.rules import check_form, check_values
+from cubeguard.tables.rules import area_problems, check_form, check_values
 from cubeguard.tables.values import tabulate_values, with_margins
 
 CACHED_CELLS = 4_000_000  # answers kept for repeated queries, by their cells (about 100 MB)
@@ -56,6 +58,9 @@ class Answer:
         count: every cell's published count, totals and subtotals included (pre-order per axis).
         mean: m-hat / n-hat per cell when a mean was asked (NaN where the published count is 0).
         attrs: release id, population, filters and unit.
+        withheld: per area withheld by a ``per_area`` query, its position on the first axis and the
+            rule it broke; its cells hold 0 here (their published values never leave the engine)
+            and are written as missing.
     """
 
     query: TableQuery
@@ -63,6 +68,7 @@ class Answer:
     count: npt.NDArray[np.int64]
     mean: npt.NDArray[np.float64] | None
     attrs: dict[str, object]
+    withheld: tuple[tuple[int, str], ...] = ()
 
     @functools.cached_property
     def table(self) -> xr.Dataset:
@@ -184,6 +190,8 @@ class TableEngine:
         try:
             check_form(query, self.spec, self.offered)
             answer = self._protected(query)
+            if query.per_area:
+                return _areas_served(answer, area_problems(answer.count, answer.breakdowns, self.spec))
             check_values(answer.count, answer.breakdowns, self.spec)
         except TableRefused as refused:
             return refused
@@ -442,3 +450,28 @@ def _filter_weights(bd: Breakdown, code: str, column: KeyColumn) -> npt.NDArray[
     bottom = _positions(bd, column)
     inside = (bottom >= bd.lo[k]) & (bottom < bd.hi[k])
     return np.where(bottom < 0, OUTSIDE, np.where(inside, 0, FILTERED)).astype(np.int64)
+
+
+def _areas_served(answer: Answer, failed: Mapping[int, TableRefused]) -> Answer:
+    """``answer`` with the areas that broke a rule withheld (0 here, missing when written), or refused whole.
+
+    Raises:
+        TableRefused: every area broke a rule (the grand total's rule is named).
+    """
+    if not failed:
+        return answer
+    first = answer.breakdowns[0]
+    if len(failed) == answer.count.shape[0]:
+        refused = failed[0]
+        raise TableRefused(
+            refused.rule, f"every code of {first.id} breaks a rule on its own; for the whole table: {refused}"
+        )
+    at = sorted(failed)
+    count = answer.count.copy()
+    count[at] = 0
+    mean = None
+    if answer.mean is not None:
+        mean = answer.mean.copy()
+        mean[at] = np.nan
+    withheld = tuple((i, failed[i].rule) for i in at)
+    return dataclasses.replace(answer, count=count, mean=mean, withheld=withheld)

@@ -6,7 +6,9 @@ dimensions with their codes, labels and hierarchy (``child``), and the published
 means (perturbed sum / perturbed count, ``null`` where the published count is 0) go in ``extension``. CSV and SDMX-CSV
 have one row per cell in the layout of a published cube's export (:func:`cubeguard.cubes.export.cell_table`,
 :func:`cubeguard.sdmx.csv.sdmx_rows`: SDMX-CSV 2.0 under the release's SDMX names, dataflow
-``CENSUS_TABLE``). Only published values appear.
+``CENSUS_TABLE``). Only published values appear; the cells of an area a ``per_area`` query withheld
+are ``null`` in JSON-stat (named with their rule in ``extension.withheld``), empty in CSV and absent
+from SDMX-CSV.
 """
 
 from __future__ import annotations
@@ -40,8 +42,26 @@ def encode(answer: Answer, fmt: str, sdmx: SdmxSpec | None = None) -> bytes:
         return orjson.dumps(json_stat(answer), option=orjson.OPT_SERIALIZE_NUMPY)
     if fmt == "sdmx-csv":
         layout = cube_layout(sdmx or SdmxSpec(), TABLE_ID, "", breakdown_codes(answer.table))
-        return (header_line(layout, "2.0") + _csv(sdmx_rows(answer.table["count"], layout, "2.0"), False)).encode()
+        observations = sdmx_rows(answer.table["count"], layout, "2.0")
+        withheld = withheld_cells(answer)
+        if withheld is not None:  # a withheld area has no observation
+            observations = observations.filter(pa.array(~withheld))
+        return (header_line(layout, "2.0") + _csv(observations, False)).encode()
     return _csv(rows(answer), True).encode()
+
+
+def withheld_cells(answer: Answer) -> np.ndarray | None:
+    """Per cell (C order), whether it lies in an area a ``per_area`` query withheld; None when none was."""
+    if not answer.withheld:
+        return None
+    mask = np.zeros(answer.count.shape, dtype=bool)
+    mask[[i for i, _ in answer.withheld]] = True
+    return mask.ravel()
+
+
+def _withheld_note(answer: Answer) -> list[dict[str, str]]:
+    first = answer.breakdowns[0].codes
+    return [{"code": first[i], "rule": rule} for i, rule in answer.withheld]
 
 
 def _csv(table: pa.Table, header: bool) -> str:
@@ -56,6 +76,10 @@ def rows(answer: Answer) -> pa.Table:
     """One row per cell: a code column per dimension, the count, and the mean if asked for."""
     table = answer.table
     flat = cell_table(table["count"], "csv")
+    withheld = withheld_cells(answer)
+    if withheld is not None:  # empty, not the 0 the answer holds
+        counts = pa.array(answer.count.ravel(), mask=withheld)
+        flat = flat.set_column(flat.schema.get_field_index("count"), "count", counts)
     if "mean" in table:
         flat = flat.append_column("mean", pa.array(table["mean"].values.ravel()))
     return flat
@@ -72,6 +96,9 @@ def json_stat(answer: Answer) -> dict[str, Any]:
         "filters": attrs["filters"],
         "protection": "published counts (release's protection step); means as perturbed sum / perturbed count",
     }
+    withheld = withheld_cells(answer)
+    if withheld is not None:
+        extension["withheld"] = _withheld_note(answer)
     if answer.mean is not None:
         means = answer.mean.ravel()
         # orjson writes a float array as it is, NaN (no published count) as null: 1 ms, not 16, for 35,000 cells
@@ -83,9 +110,16 @@ def json_stat(answer: Answer) -> dict[str, Any]:
         "id": dims,
         "size": list(answer.count.shape),
         "dimension": {b.id: _dimension(b) for b in answer.breakdowns},
-        "value": np.ascontiguousarray(answer.count.ravel(), dtype=np.int64),  # orjson writes it as it is
+        "value": _values(answer.count, withheld),
         "extension": extension,
     }
+
+
+def _values(count: np.ndarray, withheld: np.ndarray | None) -> Any:
+    """The counts row-major (orjson writes an int64 array as it is); a withheld area's cells as null."""
+    if withheld is None:
+        return np.ascontiguousarray(count.ravel(), dtype=np.int64)
+    return [None if hidden else int(v) for v, hidden in zip(count.ravel().tolist(), withheld.tolist(), strict=True)]
 
 
 def _dimension_json(bd: Breakdown) -> orjson.Fragment:

@@ -22,17 +22,20 @@ class TableQuery(Frozen):
 
     ``filters`` restrict the table to one code of an offered breakdown each (for example one
     region, or one age group); ``mean`` names a numeric column of ``tables.means`` whose cell means
-    the table adds.
+    the table adds. With ``per_area`` each code of the first breakdown (an area, as ONS's table
+    builder has it) is judged on its own by the rules on a table's values, as a table filtered to
+    it would be: the codes that fail are withheld, the rule named, and the rest served.
     """
 
     breakdowns: list[Id] = Field(min_length=1, max_length=MAX_BREAKDOWNS)
     population: Id = "total"
     filters: dict[Id, Code] = Field(default_factory=dict, max_length=MAX_FILTERS)
     mean: Id | None = None
+    per_area: bool = False
 
     def key(self) -> tuple[object, ...]:
         """A hashable identity: the same table whatever the order the filters were given in."""
-        return (tuple(self.breakdowns), self.population, tuple(sorted(self.filters.items())), self.mean)
+        return (tuple(self.breakdowns), self.population, tuple(sorted(self.filters.items())), self.mean, self.per_area)
 
 
 class TableRefused(CubeguardError):

@@ -1,6 +1,6 @@
 """Read a flexible-table query from what a client sent, refusing anything malformed before any work.
 
-A query comes as URL parameters (``breakdowns``, ``population``, ``filter``, ``mean``, ``format``)
+A query comes as URL parameters (``breakdowns``, ``population``, ``filter``, ``mean``, ``per_area``, ``format``)
 or as a JSON body (the fields of :class:`~cubeguard.tables.query.TableQuery`). Everything a client
 may get wrong is refused here with :class:`~cubeguard.tables.query.TableRefused`, naming the rule,
 the parameter and what to change: a parameter that is unknown, empty, repeated, malformed (a filter
@@ -29,8 +29,8 @@ MAX_QUERY_BYTES = 4096  # a URL's query string (16 breakdowns and 16 filters at 
 MAX_BODY_BYTES = 16384  # a JSON body
 SHOWN = 24  # characters of user input a message shows
 FORMATS = ("json", "csv", "sdmx-csv")
-PARAMETERS = ("breakdowns", "population", "filter", "mean", "format")
-FIELDS = ("breakdowns", "population", "filters", "mean")
+PARAMETERS = ("breakdowns", "population", "filter", "mean", "per_area", "format")
+FIELDS = ("breakdowns", "population", "filters", "mean", "per_area")
 
 
 def shown(text: object) -> str:
@@ -77,7 +77,7 @@ def from_params(items: Sequence[tuple[str, str]]) -> tuple[TableQuery, str]:
                 name[:SHOWN],
             )
         given.setdefault(name, []).append(value)
-    for name in ("population", "mean", "format"):
+    for name in ("population", "mean", "per_area", "format"):
         if len(given.get(name, [])) > 1:
             raise TableRefused("repeated_parameter", f"{name} is given {len(given[name])} times; give it once", name)
     fmt = _format(given.get("format", ["json"])[0])
@@ -89,7 +89,8 @@ def from_params(items: Sequence[tuple[str, str]]) -> tuple[TableQuery, str]:
     filters = _filters(given.get("filter", []))
     population = _one_id(given.get("population", ["total"])[0], "population")
     mean = _one_id(given["mean"][0], "mean") if "mean" in given else None
-    return _query(parts, population, filters, mean, "breakdowns"), fmt
+    per_area = _flag(given["per_area"][0], "per_area") if "per_area" in given else False
+    return _query(parts, population, filters, mean, "breakdowns", per_area), fmt
 
 
 def format_of(items: Sequence[tuple[str, str]]) -> str:
@@ -161,10 +162,22 @@ def from_json(body: bytes) -> TableQuery:
     population = _one_id(_string(data.get("population", "total"), "population"), "population")
     mean = data.get("mean")
     mean = None if mean is None else _one_id(_string(mean, "mean"), "mean")
-    return _query(breakdowns, population, checked, mean, "breakdowns")
+    per_area = data.get("per_area", False)
+    if not isinstance(per_area, bool):
+        raise TableRefused("malformed_parameter", "per_area must be true or false", "per_area")
+    return _query(breakdowns, population, checked, mean, "breakdowns", per_area)
 
 
-def _query(breakdowns: list[str], population: str, filters: dict[str, str], mean: str | None, name: str) -> TableQuery:
+def _flag(value: str, name: str) -> bool:
+    """``true`` or ``false`` (as a URL parameter)."""
+    if value not in ("true", "false"):
+        raise TableRefused("malformed_parameter", f"{name} must be true or false, not {shown(value)}", name)
+    return value == "true"
+
+
+def _query(
+    breakdowns: list[str], population: str, filters: dict[str, str], mean: str | None, name: str, per_area: bool = False
+) -> TableQuery:
     """The checked query: breakdowns present, capped, each a well-formed id given once."""
     if not breakdowns:
         raise TableRefused("empty_parameter", "breakdowns is empty; give at least one breakdown id, e.g. SEX", name)
@@ -172,7 +185,7 @@ def _query(breakdowns: list[str], population: str, filters: dict[str, str], mean
     twice = next((b for i, b in enumerate(ids) if b in ids[:i]), None)
     if twice is not None:
         raise TableRefused("repeated_parameter", f"breakdown {shown(twice)} is given twice; cross it once", name)
-    return TableQuery(breakdowns=ids, population=population, filters=filters, mean=mean)
+    return TableQuery(breakdowns=ids, population=population, filters=filters, mean=mean, per_area=per_area)
 
 
 def _split(value: str) -> list[str]:

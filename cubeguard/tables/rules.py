@@ -78,25 +78,51 @@ def check_form(query: TableQuery, spec: TablesSpec, offered: dict[str, Breakdown
 
 def check_values(counts: npt.NDArray[np.int64], bds: Sequence[Breakdown], spec: TablesSpec) -> None:
     """Refuse a table whose published counts (every cell, totals included) break a rule."""
+    refused = value_problem(counts, bds, spec)
+    if refused is not None:
+        raise refused
+
+
+def value_problem(counts: npt.NDArray[np.int64], bds: Sequence[Breakdown], spec: TablesSpec) -> TableRefused | None:
+    """The first rule on a table's published values that ``counts`` breaks (None: it passes).
+
+    ``counts`` holds every cell of the table along ``bds``, totals included; with no breakdown left
+    (one area of a one-way table) it is that area's one count.
+    """
     total = int(counts[(0,) * counts.ndim])  # pre-order: the grand total comes first on every axis
     if total < spec.min_population:
-        raise TableRefused(
+        return TableRefused(
             "min_population",
             f"the table's population is {total:,}, below the minimum of {spec.min_population:,}; "
             "widen the filters or choose a larger population",
         )
-    interior = counts[np.ix_(*[b.bottom for b in bds])]
+    interior = counts[np.ix_(*[b.bottom for b in bds])] if bds else np.asarray(counts).reshape(1)
     average = total / interior.size
     if average < spec.min_average_cell_size:
-        raise TableRefused(
+        return TableRefused(
             "min_average_cell_size",
             f"the table averages {average:.1f} per cell, below the minimum of {spec.min_average_cell_size:g}; "
             "choose coarser levels or fewer breakdowns",
         )
     small = float(np.mean((interior >= 1) & (interior <= spec.small_count)))
     if small > spec.max_small_cell_share:
-        raise TableRefused(
+        return TableRefused(
             "max_small_cell_share",
             f"{small:.1%} of the table's cells are small (1 to {spec.small_count}), above the maximum of "
             f"{spec.max_small_cell_share:.0%}; choose coarser levels or fewer breakdowns",
         )
+    return None
+
+
+def area_problems(counts: npt.NDArray[np.int64], bds: Sequence[Breakdown], spec: TablesSpec) -> dict[int, TableRefused]:
+    """Per code of the first breakdown (an area), the rule its slice breaks, judged as a table filtered to it.
+
+    A slice of the first axis holds exactly the cells of the same table filtered to that code, so an
+    area is served when a filtered table of it would be, and withheld otherwise.
+    """
+    found = {}
+    for index in range(counts.shape[0]):
+        refused = value_problem(counts[index], bds[1:], spec)
+        if refused is not None:
+            found[index] = refused
+    return found

@@ -92,10 +92,22 @@ GET_REFUSALS = [
         "format 'xlsx' is not known; use json, csv, sdmx-csv",
     ),
     (
+        [("breakdowns", "SEX"), ("per_area", "yes")],
+        "malformed_parameter",
+        "per_area",
+        "per_area must be true or false, not 'yes'",
+    ),
+    (
+        [("breakdowns", "SEX"), ("per_area", "true"), ("per_area", "false")],
+        "repeated_parameter",
+        "per_area",
+        "per_area is given 2 times; give it once",
+    ),
+    (
         [("breakdowns", "SEX"), ("colour", "red")],
         "unknown_parameter",
         "colour",
-        "parameter 'colour' is not known; use breakdowns, population, filter, mean, format",
+        "parameter 'colour' is not known; use breakdowns, population, filter, mean, per_area, format",
     ),
     (
         [("breakdowns", "SEX"), ("", "")],
