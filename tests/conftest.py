@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from cubeguard.testing.tiny import CELL_KEY_STEP, TINY_CONFIG, TINY_GATES, TINY_GEO_CODES, tiny_microdata
+from tests.postgres import pg_url, postgres  # noqa: F401 - fixtures: a PostgreSQL server for the tests
 from tests.shared_data import pytest_runtest_makereport  # noqa: F401  (the hook: no shared-data skip in CI)
 
 __all__ = ["CELL_KEY_STEP", "TINY_CONFIG", "TINY_GATES", "TINY_GEO_CODES", "tiny_microdata"]

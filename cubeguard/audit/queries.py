@@ -1,8 +1,8 @@
 """The flexible-table service's query log, a table of the internal audit store.
 
 Every query is logged, answered or refused: who asked (the client address), what (the query as
-JSON), when, and the outcome with the rule that refused it. Rows are only ever appended; on
-SQLite, triggers refuse updates and deletes, as for the release records.
+JSON), when, and the outcome with the rule that refused it. Rows are only ever appended: triggers
+refuse updates and deletes (and, on PostgreSQL, truncation), as for the release records.
 
 Every string logged is cut to :data:`MAX_LOGGED` characters (and every list or object to
 :data:`MAX_ITEMS` items), saying how much was cut, so a client cannot fill the store with one query.
@@ -123,6 +123,10 @@ class QueryLog:
                 _metadata.create_all(connection)
                 if connection.dialect.name == "sqlite":
                     for guard in _GUARDS:
+                        connection.exec_driver_sql(guard)
+                else:  # PostgreSQL: an advisory lock lets one opener at a time replace the triggers
+                    connection.exec_driver_sql("SELECT pg_advisory_xact_lock(7261530982)")
+                    for guard in schema.postgres_guards(TABLE, "logged queries are append-only"):
                         connection.exec_driver_sql(guard)
         except SQLAlchemyError as exc:
             self._engine.dispose()

@@ -57,6 +57,22 @@ _PG_GUARDS = {
 GUARDS = {"sqlite": _SQLITE_GUARDS, "postgresql": _PG_GUARDS}
 
 
+def postgres_guards(table: str, message: str) -> list[str]:
+    """DDL making ``table`` append-only on PostgreSQL: a trigger function, and triggers on UPDATE, DELETE, TRUNCATE.
+
+    Each statement may run again (``CREATE OR REPLACE``; triggers dropped first), so a second opener
+    of the table does no harm.
+    """
+    function = f"{table}_append_only"
+    ddl = [f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS "
+           f"$$ BEGIN RAISE EXCEPTION '{message}'; END $$"]  # fmt: skip
+    for verb, level in (("UPDATE", "ROW"), ("DELETE", "ROW"), ("TRUNCATE", "STATEMENT")):
+        name = f"{table}_no_{verb.lower()}"
+        ddl.append(f"DROP TRIGGER IF EXISTS {name} ON {table}")
+        ddl.append(f"CREATE TRIGGER {name} BEFORE {verb} ON {table} FOR EACH {level} EXECUTE FUNCTION {function}()")
+    return ddl
+
+
 def shown_url(url: str) -> str:
     """``url`` with any password masked, fit for messages and logs."""
     try:
@@ -85,6 +101,8 @@ def open_engine(url: str) -> Engine:
     """
     try:
         parsed = make_url(url)
+        if parsed.drivername == "postgresql":  # SQLAlchemy's default would be psycopg2; the lock file has psycopg 3
+            parsed = parsed.set(drivername="postgresql+psycopg")
         sqlite = parsed.get_backend_name() == "sqlite"
         options: dict[str, Any] = {"connect_args": {"timeout": BUSY_TIMEOUT}} if sqlite else {}
         engine = create_engine(parsed, hide_parameters=True, **options)

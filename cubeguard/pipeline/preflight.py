@@ -3,8 +3,8 @@
 :func:`preflight` is the one list of checks that ``cubeguard release`` runs before Prefect starts
 and that the release flow runs first (for a run started from the Prefect UI, the only check): every
 cube protected and gated, no secret given inline among the overrides, every secret reference
-resolves, the release id unused, the microdata read, hold records and have their columns, and the
-output folder can be written and no other release holds it.
+resolves, the release id unused, the microdata read, hold records and have their columns, the
+output folder can be written and no other release holds it, and a database audit store answers.
 
 :func:`check_input` reads a Parquet file's footer, or a CSV's header and first batch, never the
 records themselves. It runs before the orchestrator starts and before anything is written, so a
@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from cubeguard.audit.store import AuditStore
 from cubeguard.config.load import Release
 from cubeguard.config.overrides import inline_secret_overrides
 from cubeguard.config.protection import require_protection
@@ -66,6 +67,7 @@ def preflight(
         check_unpublished(release, release_id)  # a bad or used id stops the run now, not at publish time
     check_input(release)  # the microdata read, hold records and have their columns
     check_output(release)  # the output folder can be written and no other release holds it
+    check_audit_store(release)  # a database audit store answers now, not after the release's work
 
 
 def refuse_inline_secrets(release: Release, overrides: Mapping[str, object], given_as: GivenAs = "--set") -> None:
@@ -172,6 +174,21 @@ def check_output(release: Release) -> None:
     if folder.is_dir():
         with release_lock(folder):  # raises at once if a running release holds it
             pass
+
+
+def check_audit_store(release: Release) -> None:
+    """Stop now if ``output.audit_url`` names a database that cannot be opened (down, wrong URL, refused).
+
+    The default SQLite file is created when the release first records; a database store is opened
+    (its table created if it has none) and closed, so a release never does its work only to find
+    that its audit record cannot be committed.
+
+    Raises:
+        AuditStoreError: in one sentence naming the store (password masked) and what to check.
+    """
+    url = release.config.output.audit_url
+    if url:
+        AuditStore(url).close()
 
 
 def _why(path: Path) -> str:

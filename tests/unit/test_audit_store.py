@@ -204,7 +204,8 @@ def test_urls_that_cannot_be_opened_say_what_to_check(tmp_path: Path) -> None:
         f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}": "unable to open database file",
         "not a url at all": "Could not parse SQLAlchemy URL",
         "nosuchdb://host/x": "Can't load plugin",
-        "postgresql://auditor:hunter2@localhost:1/audit": "its database driver is not installed",
+        "postgresql://auditor:hunter2@localhost:1/audit": "port 1 failed: Connection refused",  # nothing listens
+        "mysql://auditor:hunter2@localhost:1/audit": "its database driver is not installed",
         "postgresql://auditor:hunter2@localhost:port/audit": "invalid literal for int()",
     }
     for url, why in cases.items():
