@@ -9,11 +9,12 @@ folder cannot interleave their writes: the second stops at once with a clear mes
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from prefect import Flow, flow, unmapped
+from prefect import Flow, flow, get_run_logger, unmapped
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -92,21 +93,45 @@ def release_flow(
         plan=plan,
     )
     results: Results = {}
+    log = run_log()
+    log.info(f"release {plan.release.config.name}: planned ({len(plan.cube_steps)} cubes)")
     with release_lock(release.config.output.folder):
         reconcile_audit(spec)
         try:
             spec, results["prepare"] = prepare_input(spec)
-            walk(spec, TaskRunner(), results, progress=report)
+            log.info(f"release id {spec.release_id}")
+            walk(spec, TaskRunner(), results, progress=report, log=log.info)
         except ReleaseBlocked as exc:
+            log.error(f"{exc}: {'; '.join(exc.failures)}")
             _record_failure(spec, results, "blocked", str(exc), exc)
             raise
+        except CubeguardError as exc:  # one sentence saying what to change; never a secret
+            log.error(f"the release stopped: {exc}")
+            if "publish" not in results:
+                _record_failure(spec, results, "failed", f"{type(exc).__name__}: {exc}", exc)
+            raise
         except BaseException as exc:
+            log.error(f"the release stopped: an internal error ({type(exc).__name__}); its traceback is in the run")
             if "publish" not in results:  # a published release has its record already
                 _record_failure(spec, results, "failed", f"{type(exc).__name__}: {exc}", exc)
             raise
     result = summary(spec, results)
+    log.info(f"published {result['published']} (audit record {result['audit'].get('seq')})")
     summary_artifact(result)
     return result
+
+
+def run_log() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
+    """The flow run's logger, at INFO, writing to Prefect's API (the run's Logs tab) and not the terminal.
+
+    The command line keeps Prefect's own logging quiet (``PREFECT_LOGGING_LEVEL=CRITICAL``) and prints
+    its own lines and progress bars; the run's logger gets its own level and stops propagating to
+    the console handler, so an operator in the UI sees each step, its seconds and the gates' verdict.
+    """
+    runs = logging.getLogger("prefect.flow_runs")
+    runs.setLevel(logging.INFO)
+    runs.propagate = False
+    return get_run_logger()
 
 
 def _record_failure(spec: RunSpec, results: Results, outcome: Outcome, message: str, exc: BaseException) -> None:

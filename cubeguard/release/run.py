@@ -8,7 +8,7 @@ as its step finishes, so whoever records the attempt sees how far a failed run g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from cubeguard.pipeline.inputs import ensure_microdata
 from cubeguard.publish.stage import make_release_id
 from cubeguard.release.audit import Results
-from cubeguard.release.results import Prepared, StepResult
+from cubeguard.release.results import Gated, Prepared, StepResult
 from cubeguard.release.spec import RunSpec, release_key
 from cubeguard.release.steps import (
     STEPS,
@@ -89,23 +89,49 @@ class PlainRunner:
         return finish_step(spec, step.name, pieces, self.services, earlier)
 
 
-def walk(spec: RunSpec, runner: Runner, results: Results, progress: Progress | None = None) -> Results:
+def walk(
+    spec: RunSpec, runner: Runner, results: Results, progress: Progress | None = None, log: Log | None = None
+) -> Results:
     """Run the release table in order into ``results``; a blocked gate raises at publish.
 
-    Each step's wall and CPU time go to ``internal/timings.json`` as it ends.
+    Each step's wall and CPU time go to ``internal/timings.json`` as it ends; ``log`` gets a line
+    as each step starts and ends (step names, seconds and the gates' verdict: nothing secret).
 
     Raises:
         ReleaseBlocked: a gate failed (after the report was written); nothing is published.
     """
     clock = StepClock(spec.release().config.output.internal / TIMINGS_FILE)
+    say = log or _silent
     for step in STEPS:
         earlier = {name: results[name] for name in step.needs}
+        say(f"{step.name}: started")
         with clock.step(step.name):
             if isinstance(step, FannedStep) and step.fans_out(spec):
                 results[step.name] = _fan_out(step, spec, runner, earlier, progress)
             else:
                 results[step.name] = runner.whole(step, spec, earlier)
+        say(f"{step.name}: done in {clock.rows[-1]['seconds']} s{_verdict(step.name, results)}")
     return results
+
+
+#: Where the walk says what it is doing, one line at a time (the flow's: Prefect's run log).
+Log = Callable[[str], None]
+
+
+def _silent(_line: str) -> None:
+    return None
+
+
+def _verdict(name: str, results: Results) -> str:
+    """After the gate step, its verdict in words (the gate step raises only at publish, when blocked)."""
+    if name != "gate":
+        return ""
+    gate = results[name]
+    if not isinstance(gate, Gated):
+        return ""
+    if gate.passed:
+        return f"; gates passed ({len(gate.failures)} warning(s))"
+    return f"; gates block the release: {'; '.join(gate.failures) or 'see the report'}"
 
 
 def _fan_out(

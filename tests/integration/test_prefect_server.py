@@ -18,10 +18,19 @@ from cubeguard.audit.store import AuditStore
 from tests.conftest import TINY_CONFIG, tiny_microdata
 
 TRIGGER = """
-import json, sys
+import asyncio, json, sys, time
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 from prefect.deployments import run_deployment
 run = run_deployment("cubeguard-release/tiny", parameters=json.loads(sys.argv[1]), timeout=900)
-print(json.dumps({"state": run.state.type.value, "name": run.state.name}))
+
+async def logs():
+    async with get_client() as client:
+        found = await client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])))
+        return [entry.message for entry in found]
+
+time.sleep(3)  # the run's last log lines reach the API in the next batch
+print(json.dumps({"state": run.state.type.value, "name": run.state.name, "logs": asyncio.run(logs())}))
 """
 
 
@@ -95,7 +104,11 @@ def test_served_deployment_runs_with_a_parameter_changed_from_the_ui(server: dic
         serve.terminate()
         serve.wait(60)
         log.close()
-    assert json.loads(done.stdout.strip().splitlines()[-1])["state"] == "COMPLETED", done.stdout
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["state"] == "COMPLETED", done.stdout
+    logs = "\n".join(answer["logs"])  # what the run's Logs tab in the UI shows
+    for line in ("tabulate: started", "protect: done in ", "gates passed", "published "):
+        assert line in logs, logs
     published = tmp_path / "out" / "published" / "ui-rerun"
     assert (published / "manifest.json").is_file()
     with AuditStore.for_path(tmp_path / "out" / "internal" / "audit.sqlite") as store:
