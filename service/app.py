@@ -1,7 +1,8 @@
 """The flexible table service: an HTTP API with an OpenAPI description, and the page that uses it.
 
-``GET /api/release`` and ``/api/variables`` say what may be asked; ``GET`` or ``POST /api/table``
-answers a query as JSON-stat 2.0, CSV or SDMX-CSV (encoded once per table while cached), or refuses it (HTTP 422) naming the rule and what to
+``GET /api/release`` and ``/api/variables`` say what may be asked, ``/api/cubes`` the published cubes
+that may be opened as they are; ``GET`` or ``POST /api/table`` answers a query as JSON-stat 2.0, CSV,
+SDMX-CSV or XLSX (encoded once per table while cached), or refuses it (HTTP 422) naming the rule and what to
 change. Every query is read and checked before any work (:mod:`cubeguard.tables.request`): an
 unknown, empty, repeated, malformed or oversized parameter is refused as a rule is, with
 ``{refused, rule, parameter, message}`` (HTTP 422; 414 or 413 for a query string or body over its
@@ -35,18 +36,27 @@ from starlette.requests import ClientDisconnect
 from cubeguard.audit.queries import Outcome, QueryLog
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.auditing import audit_url_of
-from cubeguard.tables.describe import describe_release, describe_variables
+from cubeguard.tables.describe import describe_cubes, describe_release, describe_variables
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.formats import MEDIA, encode
 from cubeguard.tables.query import QueryTooLarge, TableQuery, TableRefused
-from cubeguard.tables.request import MAX_BODY_BYTES, MAX_QUERY_BYTES, check_size, format_of, from_json, from_params
+from cubeguard.tables.request import (
+    MAX_BODY_BYTES,
+    MAX_QUERY_BYTES,
+    check_size,
+    format_of,
+    from_json,
+    from_params,
+    no_params,
+)
 from cubeguard.tables.rules import check_form
 from cubeguard.tables.served import open_served
 from service.clients import client_of, networks
-from service.docs import GET_TABLE, POST_TABLE
+from service.docs import GET_CUBES, GET_TABLE, POST_TABLE
 from service.limits import RateLimit
 
 PAGE = Path(__file__).with_name("page.html")
+EXTENSIONS = {"csv": ".csv", "sdmx-csv": ".sdmx.csv", "xlsx": ".xlsx"}  # a download's file name
 CACHED_BYTES = 256 * 2**20  # encoded answers kept for repeated queries
 #: Tables computed at once (new tables are GIL-bound Python and numpy; on 2 cores, 600 new 4-way
 #: tables for 20 clients took 5.9-7.0 s with 2 at once against 7.1-8.2 s with every request's thread).
@@ -127,7 +137,7 @@ class Service:
         self._log(client, engine, logged, "answered", None, cells)
         if fmt == "json":
             return Response(body, media_type=MEDIA[fmt])
-        name = "-".join(query.breakdowns).replace(".", "_") + (".sdmx.csv" if fmt == "sdmx-csv" else ".csv")
+        name = "-".join(query.breakdowns).replace(".", "_") + EXTENSIONS[fmt]
         headers = {"Content-Disposition": f'attachment; filename="{name}"'}
         return Response(body, media_type=MEDIA[fmt], headers=headers)
 
@@ -219,6 +229,20 @@ def create_app(
     @app.get("/api/variables", summary="Variables and the levels (breakdowns) that may be crossed or filtered on")
     def variables() -> list[dict[str, Any]]:
         return describe_variables(service.engine)
+
+    @app.get(
+        "/api/cubes",
+        summary="Published cubes that may be opened as they are (population and breakdowns offered)",
+        openapi_extra=GET_CUBES,
+    )
+    def cubes(request: Request) -> Response:
+        try:
+            check_size(len(request.scope["query_string"]), MAX_QUERY_BYTES, "query")
+            no_params(request.query_params.multi_items(), "/api/cubes")
+        except TableRefused as refused:
+            status = 414 if isinstance(refused, QueryTooLarge) else 422
+            return _refusal(status, refused.rule, str(refused), refused.parameter)
+        return JSONResponse(describe_cubes(service.engine))
 
     @app.get("/api/table", summary="A protected table (query in the URL)", openapi_extra=GET_TABLE)
     def table_get(request: Request) -> Response:

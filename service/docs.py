@@ -1,4 +1,4 @@
-"""The OpenAPI description of ``/api/table``, whose parameters the service reads itself.
+"""The OpenAPI description of ``/api/table`` and ``/api/cubes``, whose parameters the service reads itself.
 
 The endpoints read the query string and body themselves (:mod:`cubeguard.tables.request`), so
 that every malformed query is refused with a rule and a parameter rather than by FastAPI; this
@@ -18,7 +18,11 @@ def _param(name: str, schema: dict[str, Any], description: str, required: bool =
 
 
 _ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID}
-_FORMAT = _param("format", {"type": "string", "enum": list(FORMATS), "default": "json"}, "json, csv or sdmx-csv")
+_FORMAT = _param(
+    "format",
+    {"type": "string", "enum": list(FORMATS), "default": "json"},
+    "json (JSON-stat 2.0), csv, sdmx-csv or xlsx (one sheet: code and label columns, count, mean)",
+)
 _REFUSAL = {
     "description": "Refused: the rule, the parameter to change and what to change "
     f"(422; 414 for a query string over {MAX_QUERY_BYTES:,} bytes, 413 for a body over {MAX_BODY_BYTES:,}; "
@@ -73,4 +77,25 @@ POST_TABLE: dict[str, Any] = {
         "description": f"The query as a JSON object (at most {MAX_BODY_BYTES:,} bytes; each key once)",
     },
     "responses": _RESPONSES,
+}
+_CUBE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "label": {"type": "string"},
+        "population": {"type": "string"},
+        "breakdowns": {"type": "array", "items": {"type": "string"}},
+    },
+}
+GET_CUBES: dict[str, Any] = {
+    "description": "The release's published cubes whose population and breakdowns the service offers and whose "
+    "form passes the rules, in the config's order; each opens as GET /api/table?breakdowns=...&population=... "
+    "(no parameters: any is refused)",
+    "responses": {
+        "200": {
+            "description": "The cubes",
+            "content": {"application/json": {"schema": {"type": "array", "items": _CUBE}}},
+        },
+        "422": _REFUSAL,
+    },
 }

@@ -1,10 +1,12 @@
-"""What a served release offers, for the API and the page: populations, means, rules and levels."""
+"""What a served release offers, for the API and the page: populations, means, rules, levels and ready-made cubes."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from cubeguard.tables.engine import TableEngine
+from cubeguard.tables.query import TableQuery, TableRefused
+from cubeguard.tables.rules import check_form
 
 
 def describe_release(engine: TableEngine) -> dict[str, Any]:
@@ -23,6 +25,7 @@ def describe_release(engine: TableEngine) -> dict[str, Any]:
         "means": [{"id": k, "label": m.label or k} for k, m in spec.means.items()],
         "rules": rules,
         "protection": protection_text(cfg.steps[0], means=bool(spec.means)),
+        "protection_use": protection_use(cfg.steps[0]),
         "precomputed": {"ready": engine.crossings.ready, "planned": len(engine.crossings.planned)},
     }
 
@@ -39,6 +42,21 @@ def protection_text(step: Any, *, means: bool) -> str:
     else:  # the tables check admits no other step; say what it is rather than claim a method
         text = step.method.replace("_", " ")
     return text + ("; means as perturbed sum / perturbed count" if means else "")
+
+
+def protection_use(step: Any) -> str:
+    """What the protection means for someone using a table, in plain words (no parameter)."""
+    if step.method == "random_rounding":
+        change = f"Every count was rounded at random to a multiple of {step.base}, the same way each time it is asked"
+    elif step.method == "cell_key":
+        change = "Every count was changed by a small amount of noise, the same each time the same cell is asked"
+    else:
+        change = f"Every count was protected by {step.method.replace('_', ' ')}"
+    return (
+        f"{change}. Differences between tables, or between a table and a published one, are this noise, not "
+        "real differences. Small values are never exact: do not read a small count as the true number. "
+        "Totals are protected on their own, so a total may not equal the sum of its parts."
+    )
 
 
 def describe_variables(engine: TableEngine) -> list[dict[str, Any]]:
@@ -61,3 +79,23 @@ def describe_variables(engine: TableEngine) -> list[dict[str, Any]]:
             }
         )
     return list(out.values())
+
+
+def describe_cubes(engine: TableEngine) -> list[dict[str, Any]]:
+    """The release's published cubes that the service can serve as they are, in the config's order.
+
+    A cube is listed when its population and every breakdown are offered and its form passes the
+    rules (:func:`~cubeguard.tables.rules.check_form`: ``max_dimensions``, ``max_cells``), so that
+    opening it asks a table the service would answer unless a value rule refuses it.
+    """
+    out = []
+    for cube in engine.release.config.hypercubes:
+        try:
+            check_form(TableQuery(breakdowns=cube.breakdowns, population=cube.population), engine.spec, engine.offered)
+        except TableRefused:
+            continue
+        out.append(
+            {"id": cube.id, "label": cube.label or cube.id, "population": cube.population,
+             "breakdowns": list(cube.breakdowns)}
+        )  # fmt: skip
+    return out

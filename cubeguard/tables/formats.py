@@ -1,4 +1,4 @@
-"""A protected table as JSON-stat, CSV or SDMX-CSV bytes.
+"""A protected table as JSON-stat, CSV, SDMX-CSV or XLSX bytes.
 
 JSON is JSON-stat 2.0 (the format of Eurostat's and many offices' dissemination APIs): the
 dimensions with their codes, labels and hierarchy (``child``), and the published counts as one
@@ -6,9 +6,10 @@ dimensions with their codes, labels and hierarchy (``child``), and the published
 means (perturbed sum / perturbed count, ``null`` where the published count is 0) go in ``extension``. CSV and SDMX-CSV
 have one row per cell in the layout of a published cube's export (:func:`cubeguard.cubes.export.cell_table`,
 :func:`cubeguard.sdmx.csv.sdmx_rows`: SDMX-CSV 2.0 under the release's SDMX names, dataflow
-``CENSUS_TABLE``). Only published values appear; the cells of an area a ``per_area`` query withheld
-are ``null`` in JSON-stat (named with their rule in ``extension.withheld``), empty in CSV and absent
-from SDMX-CSV.
+``CENSUS_TABLE``); CSV has a ``<breakdown>.label`` column beside each code column. XLSX is one sheet
+of the same rows as CSV (codes, labels, count, mean). Only published values appear; the cells of an area a ``per_area`` query withheld
+are ``null`` in JSON-stat (named with their rule in ``extension.withheld``), empty in CSV and XLSX and
+absent from SDMX-CSV.
 """
 
 from __future__ import annotations
@@ -20,24 +21,32 @@ import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from openpyxl import Workbook
 
-from cubeguard.cubes.export import cell_table
+from cubeguard.cubes.export import cell_table, code_column
 from cubeguard.cubes.hierarchy import Breakdown, PerBreakdown
 from cubeguard.sdmx.csv import header_line, sdmx_rows
 from cubeguard.sdmx.layout import breakdown_codes, cube_layout
 from cubeguard.sdmx.spec import SdmxSpec
 from cubeguard.tables.engine import Answer
+from cubeguard.tables.query import TableRefused
 
 MEDIA = {
     "json": "application/json",
     "csv": "text/csv; charset=utf-8",
     "sdmx-csv": "application/vnd.sdmx.data+csv; version=2.0.0",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }
 TABLE_ID = "TABLE"
+XLSX_MAX_ROWS = 1_048_576  # rows of a worksheet (Excel's limit), the header row included
 
 
 def encode(answer: Answer, fmt: str, sdmx: SdmxSpec | None = None) -> bytes:
-    """The table in ``fmt`` (``json``, ``csv`` or ``sdmx-csv``, under ``sdmx``'s names)."""
+    """The table in ``fmt`` (``json``, ``csv``, ``sdmx-csv`` under ``sdmx``'s names, or ``xlsx``).
+
+    Raises:
+        TableRefused: an XLSX answer with more cells than a worksheet has rows.
+    """
     if fmt == "json":
         return orjson.dumps(json_stat(answer), option=orjson.OPT_SERIALIZE_NUMPY)
     if fmt == "sdmx-csv":
@@ -47,7 +56,34 @@ def encode(answer: Answer, fmt: str, sdmx: SdmxSpec | None = None) -> bytes:
         if withheld is not None:  # a withheld area has no observation
             observations = observations.filter(pa.array(~withheld))
         return (header_line(layout, "2.0") + _csv(observations, False)).encode()
+    if fmt == "xlsx":
+        return xlsx(answer)
     return _csv(rows(answer), True).encode()
+
+
+def xlsx(answer: Answer) -> bytes:
+    """The rows of :func:`rows` as one worksheet: a header, then one row per cell (missing values empty).
+
+    Raises:
+        TableRefused: more cells than a worksheet has rows (the CSV has no such limit).
+    """
+    if answer.count.size + 1 > XLSX_MAX_ROWS:
+        raise TableRefused(
+            "xlsx_rows",
+            f"the table has {answer.count.size:,} cells but a worksheet holds {XLSX_MAX_ROWS - 1:,}; "
+            "ask for format=csv, or choose coarser levels",
+            "format",
+        )
+    flat = rows(answer)
+    book = Workbook(write_only=True)
+    sheet = book.create_sheet("table")
+    sheet.append(flat.column_names)
+    columns = [column.to_pylist() for column in flat.columns]
+    for row in zip(*columns, strict=True):
+        sheet.append(list(row))
+    sink = io.BytesIO()
+    book.save(sink)
+    return sink.getvalue()
 
 
 def withheld_cells(answer: Answer) -> np.ndarray | None:
@@ -73,15 +109,21 @@ def _csv(table: pa.Table, header: bool) -> str:
 
 
 def rows(answer: Answer) -> pa.Table:
-    """One row per cell: a code column per dimension, the count, and the mean if asked for."""
+    """One row per cell: per dimension its code and ``<id>.label`` columns, the count, and the mean if asked for."""
     table = answer.table
     flat = cell_table(table["count"], "csv")
+    shape = answer.count.shape
+    for axis, bd in enumerate(answer.breakdowns):
+        labels = [label or code for code, label in zip(bd.codes, bd.labels, strict=True)]
+        column = code_column(shape, axis, labels).cast(pa.string())
+        flat = flat.add_column(flat.schema.get_field_index(bd.id) + 1, f"{bd.id}.label", column)
     withheld = withheld_cells(answer)
     if withheld is not None:  # empty, not the 0 the answer holds
         counts = pa.array(answer.count.ravel(), mask=withheld)
         flat = flat.set_column(flat.schema.get_field_index("count"), "count", counts)
     if "mean" in table:
-        flat = flat.append_column("mean", pa.array(table["mean"].values.ravel()))
+        # NaN (no published count, or a withheld area) is empty, as JSON-stat's null, never "nan"
+        flat = flat.append_column("mean", pa.array(table["mean"].values.ravel(), from_pandas=True))
     return flat
 
 

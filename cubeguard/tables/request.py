@@ -28,7 +28,7 @@ from cubeguard.tables.query import (
 MAX_QUERY_BYTES = 4096  # a URL's query string (16 breakdowns and 16 filters at full length fit in 2.5 KB)
 MAX_BODY_BYTES = 16384  # a JSON body
 SHOWN = 24  # characters of user input a message shows
-FORMATS = ("json", "csv", "sdmx-csv")
+FORMATS = ("json", "csv", "sdmx-csv", "xlsx")
 PARAMETERS = ("breakdowns", "population", "filter", "mean", "per_area", "format")
 FIELDS = ("breakdowns", "population", "filters", "mean", "per_area")
 
@@ -91,6 +91,19 @@ def from_params(items: Sequence[tuple[str, str]]) -> tuple[TableQuery, str]:
     mean = _one_id(given["mean"][0], "mean") if "mean" in given else None
     per_area = _flag(given["per_area"][0], "per_area") if "per_area" in given else False
     return _query(parts, population, filters, mean, "breakdowns", per_area), fmt
+
+
+def no_params(items: Sequence[tuple[str, str]], path: str) -> None:
+    """Refuse any URL parameter of an endpoint that takes none (``path`` names it).
+
+    Raises:
+        TableRefused: the first parameter given.
+    """
+    for name, _ in items:
+        _named(name, "query")
+        raise TableRefused(
+            "unknown_parameter", f"parameter {shown(name)} is not known; {path} takes no parameters", name[:SHOWN]
+        )
 
 
 def format_of(items: Sequence[tuple[str, str]]) -> str:

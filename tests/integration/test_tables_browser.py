@@ -2,38 +2,34 @@
 
 Playwright drives Debian's Chromium (``apt-get install -y chromium``; Playwright never downloads a
 browser here) against the service run by uvicorn on 127.0.0.1; every other host resolves to
-nothing. Checked: the table, chart and CSV download equal the API's answer to the same query; a
-refused query shows the API's rule and message; full-page screenshots show the heat map's and the
-refusal's colours; and the page raises no script errors. Skipped, saying so, without Chromium.
+nothing. Checked: the table (labels in rows and columns), chart and CSV download equal the API's
+answer to the same query; a refused query shows the API's rule and message; full-page screenshots
+show the bars' and the refusal's colours; and the page raises no script errors. The builder's
+pivots, pages, areas, ready-made cubes, shared URLs, XLSX and accessibility are in
+``test_tables_builder_browser.py``. Skipped, saying so, without Chromium.
 """
 
 from __future__ import annotations
 
 import io
-import itertools
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import uvicorn
 from matplotlib.image import imread
 from numpy.typing import NDArray
 from playwright.sync_api import APIResponse, Browser, ConsoleMessage, Page
 
 from service.app import create_app
-from tests.browser import NEEDS_CHROMIUM, chromium
+from tests.browser import NEEDS_CHROMIUM, chromium, served
 from tests.tables_release import TABLES, publish
 
 pytestmark = NEEDS_CHROMIUM
 # at most two variables, so the page can break a rule: three variables, or two and a restriction
 RULES = TABLES.replace("max_dimensions: 3", "max_dimensions: 2")
-HEAT_MAX = (60, 94, 160)  # the heat map's colour for its largest cell (t = 1)
+BAR = (31, 119, 180)  # the first series' colour (#1f77b4)
 REFUSAL_BG = (253, 236, 234)  # #fdecea
 
 
@@ -42,21 +38,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The service for a freshly published tiny release, on a free local port."""
     assert RULES != TABLES
     app = create_app(publish(tmp_path_factory.mktemp("tables"), tables=RULES))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started or not thread.is_alive():
-            break
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    yield from served(app)
 
 
 @pytest.fixture(scope="module")
@@ -110,12 +92,12 @@ def _api(page: Page, **params: str) -> APIResponse:
 
 
 def _text(v: object) -> str:
-    """A cell as the page writes it: "–" for none, two decimals for a non-integer number."""
+    """A cell as the page writes it: "–" for none, thousands separated counts, means as they are."""
     if v is None:
         return "–"
     if isinstance(v, float):
-        return str(int(v)) if v.is_integer() else str(Decimal(v).quantize(Decimal("0.01"), ROUND_HALF_UP))
-    return str(v)
+        return str(int(v)) if v.is_integer() else str(v)  # the shortest repr, as JavaScript's String()
+    return f"{v:,}"
 
 
 def _bottom(dim: dict[str, Any]) -> list[str]:
@@ -123,11 +105,21 @@ def _bottom(dim: dict[str, Any]) -> list[str]:
     return [c for c in dim["category"]["index"] if c not in dim["category"]["child"]]
 
 
-def _rows(body: dict[str, Any]) -> list[list[object]]:
-    """A JSON-stat answer as rows: the codes of each cell, its count (and mean), row-major."""
-    codes = itertools.product(*(body["dimension"][d]["category"]["index"] for d in body["id"]))
+def _rows(body: dict[str, Any]) -> list[list[str]]:
+    """A JSON-stat answer as the page lays it out: the first dimension's labels in the rows, the
+    second's (if any) in the columns, and per column the count (and the mean)."""
+    first, *rest = body["id"]
+    labels = {d: body["dimension"][d]["category"]["label"] for d in body["id"]}
     means = body["extension"].get("mean", {}).get("value")
-    return [[*c, v, *([means[k]] if means else [])] for k, (c, v) in enumerate(zip(codes, body["value"], strict=True))]
+    width = int(np.prod(body["size"][1:]))
+    out = []
+    for r, code in enumerate(body["dimension"][first]["category"]["index"]):
+        line = [labels[first].get(code) or code]
+        for k in range(r * width, (r + 1) * width):
+            line += [_text(body["value"][k]), *([_text(means[k])] if means else [])]
+        out.append(line)
+    assert len(rest) <= 1
+    return out
 
 
 def _pixels(shot: bytes) -> NDArray[np.int_]:
@@ -142,17 +134,20 @@ def _has(pixels: NDArray[np.int_], rgb: tuple[int, int, int]) -> bool:
 
 @pytest.mark.parametrize(
     ("variables", "mean", "kind"),
-    [({"GEO": "GEO.2", "SEX": "SEX"}, "", "heatmap"), ({"SEX": "SEX"}, "age", "bar")],
+    [({"GEO": "GEO.2", "SEX": "SEX"}, "", "grouped-bar"), ({"SEX": "SEX"}, "age", "bar")],
 )
 def test_table_and_chart_match_the_api(page: Page, errors: list[str], variables: dict[str, str], mean: str, kind: str) -> None:  # fmt: skip
     page.select_option("#mean", mean)
     assert _show(page, variables) == "answered"
     body = _api(page, breakdowns=",".join(variables.values()), **({"mean": mean} if mean else {})).json()
     shown = page.eval_on_selector_all("#cells tbody tr", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
-    assert len(shown) == len(body["value"]) > 0
-    assert shown == [[_text(v) for v in row] for row in _rows(body)]
+    assert len(shown) == body["size"][0] > 0
+    assert shown == _rows(body)
     headers = page.eval_on_selector_all("#cells thead th", "ths => ths.map(th => th.textContent)")
-    assert headers == [*body["id"], "count", *(["mean"] if mean else [])]
+    if len(body["id"]) == 2:  # labels of the second dimension over the columns
+        assert headers == ["GEO", "Total", "Males", "Females"]
+    else:
+        assert headers == ["SEX", "Count", "Mean"]
     assert page.get_attribute("#chart-svg", "data-kind") == kind
     cells = int(np.prod([len(_bottom(body["dimension"][d])) for d in body["id"][:2]]))
     assert page.locator("#chart-svg rect").count() == cells
@@ -174,7 +169,7 @@ def test_refusal_shows_the_rule_and_message(page: Page, errors: list[str], varia
     assert page.is_visible("#refusal")
     assert page.text_content("#refusal-rule") == refusal["rule"]
     assert page.text_content("#refusal-message") == refusal["message"]
-    assert page.is_hidden("#download") and page.locator("#chart-svg, #cells").count() == 0
+    assert page.is_hidden("#downloads") and page.locator("#chart-svg, #cells").count() == 0
     assert errors == []
 
 
@@ -182,12 +177,12 @@ def test_downloaded_csv_equals_the_api(page: Page, errors: list[str], tmp_path: 
     assert _show(page, {"GEO": "GEO.2", "AGE": "AGE.L"}, ("SEX", "2")) == "refused"  # three variables
     assert _show(page, {"GEO": "GEO.2", "AGE": "AGE.L"}) == "answered"
     with page.expect_download() as download:
-        page.click("#download")
+        page.click("#download-csv")
     saved = tmp_path / download.value.suggested_filename
     download.value.save_as(saved)
     assert saved.name == "GEO_2-AGE_L.csv"
     expected = _api(page, breakdowns="GEO.2,AGE.L", format="csv")
-    assert expected.ok and expected.body().startswith(b'"GEO.2","AGE.L","count"')
+    assert expected.ok and expected.body().startswith(b'"GEO.2","GEO.2.label","AGE.L","AGE.L.label","count"')
     assert saved.read_bytes() == expected.body()
     assert errors == []
 
@@ -200,7 +195,7 @@ def test_screenshots_show_the_answer_and_the_refusal(page: Page, errors: list[st
     for shot in (answered, refused):
         assert shot.shape[1] == 1280 and shot.shape[0] >= 900
         assert len(np.unique(shot.reshape(-1, 3), axis=0)) > 20, "the screenshot is (nearly) blank"
-    assert _has(answered, HEAT_MAX) and not _has(answered, REFUSAL_BG)
-    assert _has(refused, REFUSAL_BG) and not _has(refused, HEAT_MAX)
+    assert _has(answered, BAR) and not _has(answered, REFUSAL_BG)
+    assert _has(refused, REFUSAL_BG) and not _has(refused, BAR)
     assert (tmp_path / "answered.png").stat().st_size > 0 and (tmp_path / "refused.png").stat().st_size > 0
     assert errors == []

@@ -86,10 +86,10 @@ GET_REFUSALS = [
     ),
     ([("breakdowns", "SEX"), ("mean", "")], "empty_parameter", "mean", "mean is empty; give an id or leave mean out"),
     (
-        [("breakdowns", "SEX"), ("format", "xlsx")],
+        [("breakdowns", "SEX"), ("format", "xls")],
         "malformed_parameter",
         "format",
-        "format 'xlsx' is not known; use json, csv, sdmx-csv",
+        "format 'xls' is not known; use json, csv, sdmx-csv, xlsx",
     ),
     (
         [("breakdowns", "SEX"), ("per_area", "yes")],

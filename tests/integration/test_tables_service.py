@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import openpyxl
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
@@ -19,6 +20,8 @@ from cubeguard.audit.queries import QueryLog
 from cubeguard.cubes.store import open_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.auditing import audit_url_of
+from cubeguard.tables import formats
+from cubeguard.tables.formats import MEDIA
 from service.app import create_app
 from tests.conftest import TINY_CONFIG
 from tests.tables_release import RELEASE_ID, TABLES, publish, with_magnitudes
@@ -53,8 +56,82 @@ def test_release_and_variables_say_what_may_be_asked_and_nothing_secret(client: 
 
 def test_the_openapi_description_lists_the_endpoints(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
-    assert {"/api/release", "/api/variables", "/api/table", "/admin/reload"} <= set(paths)
+    assert {"/api/release", "/api/variables", "/api/cubes", "/api/table", "/admin/reload"} <= set(paths)
     assert set(paths["/api/table"]) == {"get", "post"}
+    formats = next(p for p in paths["/api/table"]["get"]["parameters"] if p["name"] == "format")
+    assert formats["schema"]["enum"] == ["json", "csv", "sdmx-csv", "xlsx"]
+    assert "422" in paths["/api/cubes"]["get"]["responses"]
+
+
+def test_cubes_lists_the_published_cubes_the_service_can_open(client: TestClient) -> None:
+    cubes = client.get("/api/cubes").json()
+    assert cubes == [
+        {"id": "c1", "label": "c1", "population": "total", "breakdowns": ["GEO.2", "SEX", "AGE.M"]},
+        {"id": "c2", "label": "c2", "population": "total", "breakdowns": ["GEO.1", "AGE.L"]},
+        {"id": "hh", "label": "hh", "population": "households", "breakdowns": ["GEO.2"]},
+    ]
+    for cube in cubes:  # each opens as a table
+        query = {"breakdowns": ",".join(cube["breakdowns"]), "population": cube["population"]}
+        assert client.get("/api/table", params=query).status_code == 200
+
+
+def test_cubes_leaves_out_cubes_the_rules_or_the_offer_refuse(tmp_path: Path) -> None:
+    narrow = TABLES.replace("max_dimensions: 3", "max_dimensions: 2").replace("populations: [total, households]", "")
+    client = TestClient(create_app(publish(tmp_path, tables=narrow), precompute=False))
+    assert [c["id"] for c in client.get("/api/cubes").json()] == ["c2"]  # c1: 3 variables; hh: households
+
+
+def test_cubes_refuses_any_parameter(client: TestClient) -> None:
+    refused = client.get("/api/cubes", params={"population": "total"})
+    assert refused.status_code == 422
+    assert refused.json() == {
+        "refused": True,
+        "rule": "unknown_parameter",
+        "parameter": "population",
+        "message": "parameter 'population' is not known; /api/cubes takes no parameters",
+    }
+    nameless = client.get("/api/cubes?=1")
+    assert nameless.status_code == 422 and nameless.json()["rule"] == "malformed_parameter"
+    too_long = client.get("/api/cubes?x=" + "a" * 5000)
+    assert too_long.status_code == 414 and too_long.json()["rule"] == "query_too_large"
+
+
+def test_xlsx_holds_the_cells_of_the_json_answer(client: TestClient) -> None:
+    query = {"breakdowns": "GEO.2,SEX", "mean": "age"}
+    answer = client.get("/api/table", params=query).json()
+    got = client.get("/api/table", params={**query, "format": "xlsx"})
+    assert got.status_code == 200 and got.headers["content-type"] == MEDIA["xlsx"]
+    assert got.headers["content-disposition"] == 'attachment; filename="GEO_2-SEX.xlsx"'
+    sheets = openpyxl.load_workbook(io.BytesIO(got.content), read_only=True).worksheets
+    assert len(sheets) == 1
+    rows = [list(r) for r in sheets[0].iter_rows(values_only=True)]
+    assert rows[0] == ["GEO.2", "GEO.2.label", "SEX", "SEX.label", "count", "mean"]
+    cells = itertools.product(*(answer["dimension"][d]["category"]["index"] for d in answer["id"]))
+    labels = {d: answer["dimension"][d]["category"]["label"] for d in answer["id"]}
+    expected = [
+        [x for d, c in zip(answer["id"], codes, strict=True) for x in (c, labels[d][c])] + [v, m]
+        for codes, v, m in zip(cells, answer["value"], answer["extension"]["mean"]["value"], strict=True)
+    ]
+    assert rows[1:] == expected
+
+
+def test_an_xlsx_over_a_worksheets_rows_is_refused(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(formats, "XLSX_MAX_ROWS", 10)
+    refused = client.get("/api/table", params={"breakdowns": "GEO.2,SEX", "format": "xlsx"})
+    assert refused.status_code == 422
+    assert refused.json() == {
+        "refused": True,
+        "rule": "xlsx_rows",
+        "parameter": "format",
+        "message": "the table has 18 cells but a worksheet holds 9; ask for format=csv, or choose coarser levels",
+    }
+    assert client.get("/api/table", params={"breakdowns": "GEO.2,SEX", "format": "csv"}).status_code == 200
+
+
+def test_release_says_in_plain_words_what_the_protection_means(client: TestClient) -> None:
+    use = client.get("/api/release").json()["protection_use"]
+    assert use.startswith("Every count was changed by a small amount of noise")
+    assert "Differences between tables" in use and "never exact" in use and "sum of its parts" in use
 
 
 def test_json_stat_csv_and_sdmx_csv_hold_the_same_published_counts(client: TestClient, config: Path) -> None:
@@ -67,8 +144,13 @@ def test_json_stat_csv_and_sdmx_csv_hold_the_same_published_counts(client: TestC
     assert answer["extension"]["release_id"] == RELEASE_ID and answer["extension"]["unit"] == "persons"
     plain = list(csv.reader(io.StringIO(client.get("/api/table", params={**query, "format": "csv"}).text)))
     cells = itertools.product(*(answer["dimension"][d]["category"]["index"] for d in answer["id"]))
-    assert plain[0] == [*answer["id"], "count"]
-    assert plain[1:] == [[*codes, str(v)] for codes, v in zip(cells, answer["value"], strict=True)]
+    assert plain[0] == ["GEO.2", "GEO.2.label", "SEX", "SEX.label", "AGE.M", "AGE.M.label", "count"]
+    labels = {d: answer["dimension"][d]["category"]["label"] for d in answer["id"]}
+    assert plain[1:] == [
+        [x for d, c in zip(answer["id"], codes, strict=True) for x in (c, labels[d][c])] + [str(v)]
+        for codes, v in zip(cells, answer["value"], strict=True)
+    ]
+    assert plain[1][:4] == ["0", "Country", "0", "Total"]  # labels beside codes
     sdmx = client.get("/api/table", params={**query, "format": "sdmx-csv"})
     assert sdmx.headers["content-type"].startswith("application/vnd.sdmx.data+csv")
     rows = list(csv.reader(io.StringIO(sdmx.text)))
