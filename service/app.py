@@ -22,6 +22,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,8 @@ from cubeguard.tables.served import open_served
 from service.clients import client_of, networks
 from service.docs import GET_CUBES, GET_TABLE, POST_TABLE
 from service.limits import RateLimit
+from service.metrics import CONTENT_TYPE as METRICS_TYPE
+from service.metrics import Metrics
 
 PAGE = Path(__file__).with_name("page.html")
 EXTENSIONS = {"csv": ".csv", "sdmx-csv": ".sdmx.csv", "xlsx": ".xlsx"}  # a download's file name
@@ -95,6 +98,7 @@ class Service:
         self._computing = threading.BoundedSemaphore(COMPUTE_THREADS)
         self._bytes: OrderedDict[tuple[object, ...], tuple[int, bytes]] = OrderedDict()
         self._size = 0
+        self.metrics = Metrics(lambda: self.engine)
 
     def reload(self, release_id: str | None) -> str:
         """Serve ``release_id`` (default: the newest published one); the old engine serves until then."""
@@ -116,8 +120,10 @@ class Service:
         is ``filter`` in a URL), for the refusal's ``parameter``.
         """
         engine = self.engine
+        started = time.perf_counter()
         if not self.limit.allow(client):
             self._log(client, engine, raw, "limited", "rate_limit", None)
+            self.metrics.query("limited", "rate_limit", time.perf_counter() - started)
             per = engine.spec.rate_limit_per_minute
             return _refusal(429, "rate_limit", f"more than {per} queries in a minute; wait a moment and ask again")
         logged = raw
@@ -128,13 +134,16 @@ class Service:
             cells, body = self._encoded(engine, query, fmt)
         except TableRefused as refused:
             self._log(client, engine, logged, "refused", refused.rule, None)
+            self.metrics.query("refused", refused.rule, time.perf_counter() - started)
             status = (414 if refused.parameter == "query" else 413) if isinstance(refused, QueryTooLarge) else 422
             parameter = names.get(refused.parameter or "", refused.parameter)
             return _refusal(status, refused.rule, str(refused), parameter)
         except Exception:
             self._log(client, engine, logged, "failed", None, None)
+            self.metrics.query("failed", None, time.perf_counter() - started)
             raise
         self._log(client, engine, logged, "answered", None, cells)
+        self.metrics.query("answered", None, time.perf_counter() - started)
         if fmt == "json":
             return Response(body, media_type=MEDIA[fmt])
         name = "-".join(query.breakdowns).replace(".", "_") + EXTENSIONS[fmt]
@@ -148,7 +157,9 @@ class Service:
             found = self._bytes.get(key)
             if found is not None:
                 self._bytes.move_to_end(key)
+                self.metrics.cache.labels("hit").inc()
                 return found
+        self.metrics.cache.labels("miss").inc()
         with self._computing:  # one table per core at a time: more threads only wait for the GIL
             answer = engine.answer(query)
             found = (int(answer.count.size), encode(answer, fmt, engine.release.config.sdmx))
@@ -221,6 +232,10 @@ def create_app(
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
         return PAGE.read_text(encoding="utf-8")
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        return Response(service.metrics.scrape(), media_type=METRICS_TYPE)
 
     @app.get("/api/release", summary="The served release, its populations, means and rules")
     def release() -> dict[str, Any]:
