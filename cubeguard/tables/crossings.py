@@ -18,7 +18,9 @@ The crossings are kept in a ``crossings`` folder inside the key store's, as ``.n
 engine maps read-only: the next start of the service, and every worker process, maps them instead
 of tabulating them again (the OS shares their pages), and a key store written anew takes them with
 it. One process builds at a time (a file lock); a file is written under another name and renamed,
-so a reader never sees half of one. Where the folder cannot be written, they stay in memory.
+so a reader never sees half of one, with its SHA-256 beside it, checked when it is mapped: a file
+damaged on disk is tabulated again. Where the folder cannot be written (read-only, or full), they
+stay in memory.
 """
 
 from __future__ import annotations
@@ -131,11 +133,18 @@ class Crossings:
         return {name: folder / f"{stem}-{digest}.{name}.npy" for name in self.fields}
 
     def _mapped(self, combo: tuple[Breakdown, ...]) -> Entry | None:
-        """The crossing from its files, mapped read-only, if they were written before and fit it."""
+        """The crossing from its files, mapped read-only, if they were written before, fit it and are intact.
+
+        Each file's SHA-256 is checked against the one written beside it, so a file damaged on disk
+        (a flipped byte, a truncated write) is tabulated again rather than summed into wrong tables.
+        """
         if self.folder is None:
             return None
         try:
-            fields = {name: np.load(f, mmap_mode="r") for name, f in self._files(self.folder, combo).items()}
+            files = self._files(self.folder, combo)
+            if any(_digest(path) != _checksum(path).read_text() for path in files.values()):
+                return None
+            fields = {name: np.load(f, mmap_mode="r") for name, f in files.items()}
         except (OSError, ValueError):
             return None
         shape = tuple(b.n_bottom for b in combo)
@@ -144,17 +153,26 @@ class Crossings:
         return Entry(combo, fields)
 
     def _kept(self, combo: tuple[Breakdown, ...], fields: Bottoms) -> Entry:
-        """Write a tabulated crossing to its files and map them (kept in memory when they cannot be written)."""
+        """Write a tabulated crossing to its files and map them (kept in memory when they cannot be written).
+
+        A file is written under another name, its checksum beside it, then renamed; a write that fails
+        (a full disk) leaves no part behind and the crossing in memory.
+        """
         kept = {name: fields[name] for name in self.fields}
         if self.folder is None:
             return Entry(combo, kept)
+        parts: list[Path] = []
         try:
             for name, path in self._files(self.folder, combo).items():
                 part = path.with_name(f".{path.name}.{os.getpid()}.part")
+                parts.append(part)
                 with part.open("wb") as out:
                     np.save(out, kept[name])
+                _atomic_text(_checksum(path), _digest(part))
                 os.replace(part, path)
         except OSError:
+            for part in parts:
+                part.unlink(missing_ok=True)
             return Entry(combo, kept)
         return self._mapped(combo) or Entry(combo, kept)
 
@@ -173,6 +191,30 @@ class Crossings:
 
 
 _DTYPES = {"counts": np.int64, "key_sums": np.uint64, "nz_key_sums": np.uint64, "sums": np.float64}
+
+
+def _checksum(path: Path) -> Path:
+    """Where the SHA-256 of a crossing file is kept: beside it."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of a file, read in blocks."""
+    found = hashlib.sha256()
+    with path.open("rb") as source:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            found.update(block)
+    return found.hexdigest()
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` under another name, then rename (a reader never sees half of it)."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        part.write_text(text)
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def _variables(bds: tuple[Breakdown, ...] | list[Breakdown]) -> frozenset[str]:

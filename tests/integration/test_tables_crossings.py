@@ -167,3 +167,51 @@ def test_means_of_a_sums_only_perturbation_are_summed_from_crossings_as_from_the
         assert np.array_equal(mine["count"].values, theirs["count"].values)
         assert np.array_equal(mine["mean"].values, theirs["mean"].values, equal_nan=True)
     assert summed == len(tables)
+
+
+def test_a_crossing_file_damaged_on_disk_is_tabulated_again_not_summed(served: tuple[Path, TableEngine]) -> None:  # noqa: F811
+    config, _ = served
+    engine = open_served(config)
+    engine.build_crossings(workers=1)
+    crossings = engine.crossings
+    assert crossings.folder is not None
+    combo = crossings.planned[-1]
+    counts_file = crossings._files(crossings.folder, combo)["counts"]
+    data = bytearray(counts_file.read_bytes())
+    data[-8] ^= 0x01  # one bit of the last cell's count: the header still fits
+    counts_file.write_bytes(bytes(data))
+    fresh = open_served(config)
+    opened = fresh.passes
+    fresh.build_crossings(workers=1)
+    assert fresh.passes == opened + 1  # the damaged crossing only
+    query = TableQuery(breakdowns=[b.id for b in combo], population=fresh.spec.populations[0])
+    bds = [fresh.offered[b.id] for b in combo]
+    other = open_served(config)
+    plain, _ = other._tabulated(query, [other.offered[b.id] for b in combo])
+    np.testing.assert_array_equal(fresh._full(query, bds)[0], expand_all(plain, bds))  # not the damaged count
+
+
+def test_a_full_disk_keeps_the_crossings_in_memory_and_leaves_no_part_file(
+    served: tuple[Path, TableEngine],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config, _ = served
+    engine = open_served(config)
+    folder = engine.store.folder / "crossings"
+    shutil.rmtree(folder, ignore_errors=True)
+
+    def full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("cubeguard.tables.crossings.np.save", full)
+    opened = engine.passes
+    engine.build_crossings(workers=2)
+    assert engine.crossings.ready == len(engine.crossings.planned) == engine.passes - opened
+    assert not list(folder.glob("*.npy")) and not list(folder.glob(".*.part"))
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        query = _random_query(engine, rng).model_copy(update={"filters": {}, "mean": None})
+        query = query.model_copy(update={"population": engine.spec.populations[0]})
+        bds = [engine.offered[b] for b in query.breakdowns]
+        plain, _ = open_served(config)._tabulated(query, bds)
+        np.testing.assert_array_equal(engine._full(query, bds)[0], expand_all(plain, bds))
