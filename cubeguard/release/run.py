@@ -8,9 +8,11 @@ as its step finishes, so whoever records the attempt sees how far a failed run g
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from cubeguard.pipeline.inputs import ensure_microdata
@@ -167,4 +169,13 @@ def summary(spec: RunSpec, results: Results) -> dict[str, Any]:
         "protection": data["protect"]["cubes"],
         "audit": data["publish"]["audit"],
         "stores": {"original": str(out.original_store), "protected": str(out.protected_store)},
+        "steps": _timings(out.internal / TIMINGS_FILE),
     }
+
+
+def _timings(path: Path) -> list[dict[str, Any]]:
+    """Each step's wall and CPU seconds of this run (``internal/timings.json``), for the run's artifact."""
+    if not path.is_file():
+        return []
+    rows = json.loads(path.read_text())
+    return [{"step": r["step"], "seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"]} for r in rows]

@@ -94,5 +94,14 @@ def release_markdown(result: dict[str, Any], measures: pd.DataFrame | None = Non
             "## Measures (interior cells)",
             _measures(measures),
             *_rounding(measures),
+            *_steps(result.get("steps", [])),
         ]
     )
+
+
+def _steps(rows: list[dict[str, Any]]) -> list[str]:
+    """The run's steps with their wall and CPU seconds (none for a summary without them)."""
+    if not rows:
+        return []
+    table = _table(["step", "seconds", "CPU seconds"], [(r["step"], r["seconds"], r["cpu_seconds"]) for r in rows])
+    return ["## Steps", table]

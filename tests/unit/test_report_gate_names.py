@@ -54,3 +54,15 @@ def test_the_run_summary_says_nothing_to_measure_not_none() -> None:
     markdown = release_markdown({"gate_rows": [row]})
     assert "| pass | hh.1 | ExpectSmallCellsUnchangedShareToBeAtMost | nothing to measure |" in markdown
     assert "None" not in markdown
+
+
+def test_the_run_artifact_lists_each_step_with_its_seconds() -> None:
+    from cubeguard.report.summary_md import release_markdown
+
+    steps = [
+        {"step": "tabulate", "seconds": 1.25, "cpu_seconds": 1.1},
+        {"step": "publish", "seconds": 0.4, "cpu_seconds": 0.3},
+    ]
+    markdown = release_markdown({"gate_rows": [], "steps": steps})
+    assert "## Steps" in markdown and "| tabulate | 1.25 | 1.1 |" in markdown and "| publish | 0.4 | 0.3 |" in markdown
+    assert "## Steps" not in release_markdown({"gate_rows": []})
