@@ -134,3 +134,28 @@ def test_the_query_log_is_append_only_on_postgres(pg_url: str) -> None:
     QueryLog(pg_url).close()  # a second opener replaces the triggers without harm
     with psycopg.connect(pg_url) as connection, pytest.raises(psycopg.errors.RaiseException, match="append-only"):
         connection.execute("DELETE FROM table_queries")
+
+
+def _release_in(folder: str, url: str, release_id: str) -> str:
+    """One tiny release in its own folder, recording in the shared database (a process of its own)."""
+    from cubeguard.testing.tiny import TINY_CONFIG, tiny_microdata
+
+    root = Path(folder)
+    (root / "data").mkdir(parents=True)
+    tiny_microdata().to_parquet(root / "data" / "persons.parquet", row_group_size=2000)
+    (root / "tiny.yaml").write_text(TINY_CONFIG)
+    _release(root / "tiny.yaml", release_id, url)
+    return release_id
+
+
+@pytest.mark.slow
+def test_two_releases_running_at_once_record_in_one_chain(tmp_path: Path, pg_url: str) -> None:
+    AuditStore(pg_url).close()
+    folders = [str(tmp_path / "a"), str(tmp_path / "b")]
+    with ProcessPoolExecutor(2) as pool:
+        done = list(pool.map(_release_in, folders, [pg_url, pg_url], ["ra", "rb"]))
+    assert done == ["ra", "rb"]
+    with AuditStore(pg_url) as store:
+        records = [s.record for s in store.records()]
+        assert verify(store, check_files=True).ok  # both releases' published files match their records
+    assert sorted((r.release_id, r.outcome) for r in records) == [("ra", "published"), ("rb", "published")]
