@@ -32,6 +32,7 @@ from cubeguard.methods.section import Heading, Picture, Section, Table, Text
 from cubeguard.release import reporting
 from cubeguard.report.section import render
 from tests.conftest import CELL_KEY_STEP, TINY_CONFIG
+from tests.unit.test_report_safe_section import _report
 
 GOLDEN = Path(__file__).parent / "data" / "report_sections"
 DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
@@ -58,15 +59,7 @@ SWAPS: list[dict[str, Any]] = [
 
 
 def _safe(stopped_by: str | None) -> dict[str, Any]:
-    report = {
-        "name": "safe", "method": "safe", "records": 30578, "records_moved": 2805, "stopped_by": stopped_by,
-        "elementary_cells": 5784, "unsafe_cells_before": 3565, "cells_emptied": 2208, "controlled_tables": 2,
-        "controlled_cells": 14688, "final_bounds": {"one": 2, "other": 6, "correction_step": 8},
-        "schedule": [{"model": 2, "correction_step": 0, "bound_one": 4, "bound_other": 6, "moves": 2395,
-                      "violations": 0, "accepted": True, "seconds": 8.6}],
-        "deviations": {"by_dimension": {"1": [23, 29, 39], "2": [175, 369, 281]}},
-        "seconds": 13.9,
-    }  # fmt: skip
+    report = _report("target" if stopped_by is None else stopped_by)  # the SAFE section test's report
     if stopped_by is None:
         del report["stopped_by"]
     return report
