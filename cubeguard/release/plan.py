@@ -13,6 +13,7 @@ not once per cube.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,7 +100,5 @@ def plan_of(release: Release, overrides: Mapping[str, Any] | None = None) -> Rel
 @functools.lru_cache(maxsize=8)
 def cached_plan(config_path: str, overrides_json: str, stamp: int) -> ReleasePlan:
     """The plan of a run spec that came without one (loaded once per process; no preflight)."""
-    import json
-
     overrides = json.loads(overrides_json)
     return plan_of(load_release(config_path, overrides or None), overrides)
