@@ -9,6 +9,7 @@ append-only there too.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -55,7 +56,9 @@ def test_the_chain_holds_and_the_database_refuses_changes(pg_url: str) -> None:
 
 def test_two_writers_appending_at_once_keep_one_valid_chain(pg_url: str) -> None:
     AuditStore(pg_url).close()  # the table exists before the race
-    with ProcessPoolExecutor(2) as pool:
+    with ProcessPoolExecutor(
+        2, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:  # no fork of a threaded process
         done = list(pool.map(_append, [pg_url, pg_url], ["a", "b"], [25, 25]))
     assert done == [25, 25]
     with AuditStore(pg_url) as store:
@@ -152,7 +155,9 @@ def _release_in(folder: str, url: str, release_id: str) -> str:
 def test_two_releases_running_at_once_record_in_one_chain(tmp_path: Path, pg_url: str) -> None:
     AuditStore(pg_url).close()
     folders = [str(tmp_path / "a"), str(tmp_path / "b")]
-    with ProcessPoolExecutor(2) as pool:
+    with ProcessPoolExecutor(
+        2, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:  # no fork of a threaded process
         done = list(pool.map(_release_in, folders, [pg_url, pg_url], ["ra", "rb"]))
     assert done == ["ra", "rb"]
     with AuditStore(pg_url) as store:
