@@ -346,11 +346,13 @@ def tables(
     from service.app import create_app
     from service.limits import limits_file
     from service.memory import reuse_freed_memory
+    from service.release_choice import forget_choice
 
     overrides = parse_sets(sets)
     reuse_freed_memory()  # before any thread starts
     # one rate limit for every worker, in the release's internal folder, per address served
     limits = limits_file(load_release(config, overrides or None).config.output.folder, host, port)
+    forget_choice(limits)  # serve what this command names, not what a reload chose in an earlier run
     # A config, key store or audit problem stops here (exit 2). With one process this app is the
     # one served; with more, each worker builds its own and this one only checks (no crossings).
     served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1, limits=limits)

@@ -12,7 +12,9 @@ outcome; strings cut); each client may ask ``tables.rate_limit_per_minute`` quer
 (HTTP 429 beyond), counted in one database for every worker of the service. The client is the
 socket's peer, or behind a proxy named in ``tables.trusted_proxies`` the address it forwarded.
 ``POST /admin/reload`` (bearer token from the environment variable that ``tables.admin_token_env``
-names) switches to the newest published release. The service reads the key store read-only and never returns an unprotected count.
+names) switches every worker to the newest published release, or the one named
+(:mod:`service.release_choice`). While no query can be logged or the release cannot be read,
+table queries answer 503. The service reads the key store read-only and never returns an unprotected count.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
+from cubeguard.audit.errors import AuditStoreError
 from cubeguard.audit.queries import Outcome, QueryLog
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.auditing import audit_url_of
@@ -57,10 +60,12 @@ from service.docs import GET_CUBES, GET_TABLE, POST_TABLE
 from service.limits import RateLimit
 from service.metrics import CONTENT_TYPE as METRICS_TYPE
 from service.metrics import Metrics
+from service.release_choice import FOLLOW_SECONDS, ReleaseChoice, choice_file, chosen_release
 
 PAGE = Path(__file__).with_name("page.html")
 EXTENSIONS = {"csv": ".csv", "sdmx-csv": ".sdmx.csv", "xlsx": ".xlsx"}  # a download's file name
 CACHED_BYTES = 256 * 2**20  # encoded answers kept for repeated queries
+RETRY_AFTER = 30  # seconds a client is told to wait while nothing can be answered (HTTP 503)
 #: Tables computed at once (new tables are GIL-bound Python and numpy; on 2 cores, 600 new 4-way
 #: tables for 20 clients took 5.9-7.0 s with 2 at once against 7.1-8.2 s with every request's thread).
 COMPUTE_THREADS = os.cpu_count() or 2
@@ -82,13 +87,18 @@ class Service:
     ) -> None:
         self.config = config
         self.overrides = overrides
+        chosen = chosen_release(choice_file(limits)) if limits is not None else None
+        # a worker started after a reload serves the release chosen then
+        self._generation, release_id = chosen if chosen is not None else (0, release_id)
+        self._next_look = 0.0
         self.engine: TableEngine = open_served(config, release_id, overrides)
         if precompute:
             _build_crossings(self.engine)
-        spec = self.engine.spec
-        if limits is None:  # a service of its own (tests, one process): a scratch database, gone with it
+        if limits is None:  # a service of its own (tests, one process): scratch databases, gone with it
             self._scratch = tempfile.TemporaryDirectory(prefix="cubeguard-limits-")
             limits = Path(self._scratch.name) / "limits.sqlite"
+        self.choice = ReleaseChoice(choice_file(limits))
+        spec = self.engine.spec
         self.limit = RateLimit(spec.rate_limit_per_minute, limits)
         self.trusted = networks(spec.trusted_proxies)
         self.token = os.environ.get(spec.admin_token_env) if spec.admin_token_env else None
@@ -101,12 +111,39 @@ class Service:
         self.metrics = Metrics(lambda: self.engine)
 
     def reload(self, release_id: str | None) -> str:
-        """Serve ``release_id`` (default: the newest published one); the old engine serves until then."""
+        """Serve ``release_id`` (default: the newest published one); the old engine serves until then.
+
+        The release is recorded as every worker's choice: the others switch to it within a second of
+        their next request (:mod:`service.release_choice`).
+        """
         with self._reload:
-            engine = open_served(self.config, release_id, self.overrides)
-            _build_crossings(engine)
+            engine = _opened(open_served(self.config, release_id, self.overrides))
+            self._generation = self.choice.choose(engine.release_id)
             self.engine = engine
-        return self.engine.release_id
+        return engine.release_id
+
+    def served(self) -> TableEngine:
+        """The engine to answer with; first, at most once a second, look for a release another worker chose."""
+        now = time.monotonic()
+        if now >= self._next_look:
+            self._next_look = now + FOLLOW_SECONDS
+            chosen = self.choice.current()
+            if chosen is not None and chosen[0] > self._generation:
+                threading.Thread(target=self._switch, args=chosen, name="reload", daemon=True).start()
+        return self.engine
+
+    def _switch(self, generation: int, release_id: str) -> None:
+        """Open the release another worker chose (this worker's old engine answers until it is open)."""
+        if not self._reload.acquire(blocking=False):  # a switch is under way: the next look starts another
+            return
+        try:
+            if generation > self._generation:
+                self.engine = _opened(open_served(self.config, release_id, self.overrides))
+        except CubeguardError as exc:  # this worker keeps its release; the log says why
+            log.error("cannot switch to release %s chosen by another worker: %s", release_id, exc)
+        finally:
+            self._generation = max(self._generation, generation)
+            self._reload.release()
 
     def client(self, request: Request) -> str:
         """The client: the socket's peer, or what a trusted proxy forwarded (``tables.trusted_proxies``)."""
@@ -117,10 +154,23 @@ class Service:
         """Count, read and check, then answer or refuse; log either (``raw`` until the query is read).
 
         ``names`` maps the query's field names to the parameter names the client used (``filters``
-        is ``filter`` in a URL), for the refusal's ``parameter``.
+        is ``filter`` in a URL), for the refusal's ``parameter``. While no query can be logged (the
+        audit store is down or full) or the release's files cannot be read, every table query
+        answers 503: nothing is answered unlogged, and the service answers again once they are back.
         """
-        engine = self.engine
         started = time.perf_counter()
+        try:
+            return self._table(self.served(), started, client, parse, raw, names)
+        except (AuditStoreError, OSError) as exc:
+            log.error("no table answered: %s", exc if isinstance(exc, AuditStoreError) else type(exc).__name__)
+            self.metrics.query("unavailable", None, time.perf_counter() - started)
+            what = "queries cannot be logged" if isinstance(exc, AuditStoreError) else "the release cannot be read"
+            body = {"refused": False, "error": "unavailable", "message": f"no table can be answered just now "
+                    f"({what}); ask again in a minute"}  # fmt: skip
+            return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER)})
+
+    def _table(self, engine: TableEngine, started: float, client: str, parse: Parse, raw: dict[str, Any],
+               names: dict[str, str]) -> Response:  # fmt: skip
         if not self.limit.allow(client):
             self._log(client, engine, raw, "limited", "rate_limit", None)
             self.metrics.query("limited", "rate_limit", time.perf_counter() - started)
@@ -138,9 +188,10 @@ class Service:
             status = (414 if refused.parameter == "query" else 413) if isinstance(refused, QueryTooLarge) else 422
             parameter = names.get(refused.parameter or "", refused.parameter)
             return _refusal(status, refused.rule, str(refused), parameter)
-        except Exception:
+        except Exception as exc:
             self._log(client, engine, logged, "failed", None, None)
-            self.metrics.query("failed", None, time.perf_counter() - started)
+            if not isinstance(exc, OSError):  # an unreadable release is counted as unavailable (503)
+                self.metrics.query("failed", None, time.perf_counter() - started)
             raise
         self._log(client, engine, logged, "answered", None, cells)
         self.metrics.query("answered", None, time.perf_counter() - started)
@@ -174,6 +225,12 @@ class Service:
 
     def _log(self, client: str, engine: TableEngine, query: dict[str, Any], outcome: Outcome, rule: str | None, cells: int | None) -> None:  # fmt: skip
         self.log.append(client, engine.release_id, query, outcome, rule, cells)
+
+
+def _opened(engine: TableEngine) -> TableEngine:
+    """``engine``, its crossings being tabulated in the background."""
+    _build_crossings(engine)
+    return engine
 
 
 def _build_crossings(engine: TableEngine) -> None:
@@ -231,7 +288,21 @@ def create_app(
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
-        return PAGE.read_text(encoding="utf-8")
+        # The page with what /api/release, /api/variables and /api/cubes answer written in, so a
+        # browser needs no round trip before the table (issue 39); built once per served engine.
+        from json import dumps
+
+        engine = service.served()  # a new engine (a reload) builds its own page
+        built: tuple[TableEngine, str] | None = getattr(app.state, "page", None)
+        if built is None or built[0] is not engine:
+            release = {k: v for k, v in describe_release(engine).items() if k != "precomputed"}  # changes; API only
+            meta = {"release": release, "variables": describe_variables(engine), "cubes": describe_cubes(engine)}
+            data = dumps(meta, separators=(",", ":")).replace("<", "\\u003c")  # no "</script>" in the script
+            marker = '<script id="meta" type="application/json">null</script>'
+            text = PAGE.read_text(encoding="utf-8").replace(marker, marker.replace("null", data), 1)
+            built = (engine, text)
+            app.state.page = built
+        return built[1]
 
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:
@@ -239,11 +310,11 @@ def create_app(
 
     @app.get("/api/release", summary="The served release, its populations, means and rules")
     def release() -> dict[str, Any]:
-        return describe_release(service.engine)
+        return describe_release(service.served())
 
     @app.get("/api/variables", summary="Variables and the levels (breakdowns) that may be crossed or filtered on")
     def variables() -> list[dict[str, Any]]:
-        return describe_variables(service.engine)
+        return describe_variables(service.served())
 
     @app.get(
         "/api/cubes",
@@ -257,7 +328,7 @@ def create_app(
         except TableRefused as refused:
             status = 414 if isinstance(refused, QueryTooLarge) else 422
             return _refusal(status, refused.rule, str(refused), refused.parameter)
-        return JSONResponse(describe_cubes(service.engine))
+        return JSONResponse(describe_cubes(service.served()))
 
     @app.get("/api/table", summary="A protected table (query in the URL)", openapi_extra=GET_TABLE)
     def table_get(request: Request) -> Response:

@@ -1,6 +1,6 @@
 """What an operator watches on the table service: Prometheus metrics at ``GET /metrics``.
 
-Counters of table queries by outcome (answered, refused, limited, failed) and of refusals by rule,
+Counters of table queries by outcome (answered, refused, limited, failed, unavailable) and of refusals by rule,
 a histogram of the seconds a table query takes (by outcome), hits and misses of the encoded-answer
 cache, and, read when scraped, the served release and how many of its planned crossings are ready.
 No query's content and no cell value: a metric says how much and how fast, never what.

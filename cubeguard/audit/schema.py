@@ -21,6 +21,7 @@ from cubeguard.audit.errors import AuditStoreError
 
 TABLE = "audit_records"
 BUSY_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 10  # seconds to reach a PostgreSQL server before the attempt fails
 WRITE = "cubeguard_audit_write"
 APPEND_ONLY = "audit records are append-only"
 
@@ -104,7 +105,13 @@ def open_engine(url: str) -> Engine:
         if parsed.drivername == "postgresql":  # SQLAlchemy's default would be psycopg2; the lock file has psycopg 3
             parsed = parsed.set(drivername="postgresql+psycopg")
         sqlite = parsed.get_backend_name() == "sqlite"
-        options: dict[str, Any] = {"connect_args": {"timeout": BUSY_TIMEOUT}} if sqlite else {}
+        # PostgreSQL: connections dropped while the server was away are replaced before use, and a
+        # server that does not answer fails a connection within CONNECT_TIMEOUT rather than hanging
+        options: dict[str, Any] = (
+            {"connect_args": {"timeout": BUSY_TIMEOUT}}
+            if sqlite
+            else {"pool_pre_ping": True, "connect_args": {"connect_timeout": CONNECT_TIMEOUT}}
+        )
         engine = create_engine(parsed, hide_parameters=True, **options)
     except ImportError as exc:
         raise _cannot_open(url, f"its database driver is not installed ({exc})") from None

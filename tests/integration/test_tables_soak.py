@@ -11,6 +11,7 @@ folder and prints it (``pytest -s``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -23,6 +24,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,23 +182,32 @@ def test_answers_stay_whole_while_the_release_is_reloaded_under_20_clients(
     assert end - start < RSS_BOUND_MB
 
 
-@pytest.mark.slow
-def test_a_killed_worker_is_replaced_and_no_answer_is_5xx_or_wrong(two_releases: Path) -> None:
-    expected = _expected(two_releases)
+@contextlib.contextmanager
+def _workers(config: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``cubeguard tables CONFIG --release-id tiny-r1 --workers 2`` answering on a free port; stopped after."""
     port = _free_port()
-    env = {**os.environ, "PREFECT_HOME": str(two_releases.parent / ".prefect")}
-    command = [sys.executable, "-m", "cli.main", "tables", str(two_releases), "--release-id", "tiny-r1",
+    env = {**os.environ, "PREFECT_HOME": str(config.parent / ".prefect")}
+    command = [sys.executable, "-m", "cli.main", "tables", str(config), "--release-id", "tiny-r1",
                "--port", str(port), "--workers", "2"]  # fmt: skip
-    log = (two_releases.parent / "workers.log").open("w")
+    log = (config.parent / "workers.log").open("w")
     service = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while _ask(base, 0)[0] != "ok":
-            assert time.monotonic() < deadline and service.poll() is None, (
-                two_releases.parent / "workers.log"
-            ).read_text()
+            assert time.monotonic() < deadline and service.poll() is None, (config.parent / "workers.log").read_text()
             time.sleep(0.5)
+        yield base, service
+    finally:
+        os.killpg(service.pid, signal.SIGTERM)
+        service.wait(60)
+        log.close()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_is_replaced_and_no_answer_is_5xx_or_wrong(two_releases: Path) -> None:
+    expected = _expected(two_releases)
+    with _workers(two_releases) as (base, service):
         workers = _children(service.pid)
         assert len(workers) == 2, workers
         start = sum(_rss_mb(p) for p in workers)
@@ -211,16 +222,51 @@ def test_a_killed_worker_is_replaced_and_no_answer_is_5xx_or_wrong(two_releases:
         tally = _soak(base, expected, killing)
         after = _children(service.pid)
         end = sum(_rss_mb(p) for p in after)
-    finally:
-        os.killpg(service.pid, signal.SIGTERM)
-        service.wait(60)
-        log.close()
     _report(two_releases.parent, "soak-worker-killed", tally, (start, end))
     assert len(after) == 2 and workers[0] not in after  # the killed worker was replaced
     assert tally["wrong"] == 0 and not [k for k in tally if k.startswith("HTTP 5")]
     dropped = sum(v for k, v in tally.items() if k.startswith("connection"))
     assert dropped <= CLIENTS  # at most the requests in flight on the killed worker
     assert tally["answers"] + dropped == tally["requests"]
+
+
+@pytest.mark.slow
+def test_a_reload_reaches_every_worker_and_the_worker_that_replaces_one(
+    two_releases: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN, "soak-secret-token")  # the service's environment
+    with _workers(two_releases) as (base, service):
+        assert _serving(base, 40) == {"tiny-r1"}
+        request = urllib.request.Request(f"{base}/admin/reload?release_id=r2", method="POST",
+                                         headers={"Authorization": "Bearer soak-secret-token"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=120) as response:
+            assert json.loads(response.read()) == {"release_id": "r2"}
+        switched = _until(lambda: _serving(base, 40) == {"r2"}, 30)
+        workers = _children(service.pid)
+        os.kill(workers[0], signal.SIGKILL)
+        _until(lambda: len(set(_children(service.pid)) - set(workers)) == 1, 60)
+        replaced = _until(lambda: _ask(base, 0)[0] == "ok" and _serving(base, 40) == {"r2"}, 60)
+    print(f"\nevery worker served r2 {switched:.1f} s after the reload; a replaced worker {replaced:.1f} s after")
+    assert switched < 30 and replaced < 60
+
+
+def _serving(base: str, n: int) -> set[str]:
+    """The releases ``n`` requests on new connections were answered from (each worker takes some)."""
+    found = set()
+    for _ in range(n):
+        with urllib.request.urlopen(f"{base}/api/release", timeout=30) as response:
+            found.add(json.loads(response.read())["release_id"])
+    return found
+
+
+def _until(check: Callable[[], bool], seconds: float) -> float:
+    """Seconds until ``check()`` holds; fails the test after ``seconds``."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > seconds:
+            pytest.fail(f"not so within {seconds} s")
+        time.sleep(0.2)
+    return time.monotonic() - start
 
 
 def _children(pid: int) -> list[int]:
