@@ -28,6 +28,7 @@ app = typer.Typer(
 )
 app.add_typer(audit_app, name="audit")
 out = Console()
+LOG_JSON_HELP = "Also write the run's or service's log lines as JSON, one object per line, to stderr."
 
 
 @app.command()
@@ -104,8 +105,10 @@ def release(
         help="Row-group partitions tabulated at once (default: --workers, or 4 with --dask-address).",
         show_default=False,
     ),
+    log_json: bool = typer.Option(False, "--log-json", help=LOG_JSON_HELP),
 ) -> None:
     """Run a release as a Prefect flow: validate, protect, measure, gate, publish, audit."""
+    _json_logs(log_json)
     from service.memory import reuse_freed_memory
 
     reuse_freed_memory()  # before Prefect and the steps start threads: 0.4-0.6 GB less at 10M persons
@@ -208,11 +211,13 @@ def serve(
     config: Path,
     name: str = typer.Option(None, help="Deployment name (default: the release name)."),
     cron: str = typer.Option(None, help="Schedule, e.g. '0 2 * * 1' for Mondays at 02:00."),
+    log_json: bool = typer.Option(False, "--log-json", help=LOG_JSON_HELP),
 ) -> None:
     """Serve the release as a Prefect deployment (schedules, reruns from the UI) until stopped.
 
     Needs a Prefect server: start one with ``cubeguard server`` and set PREFECT_API_URL as it says.
     """
+    _json_logs(log_json)
     import os
 
     from cubeguard.errors import CubeguardError
@@ -336,8 +341,10 @@ def tables(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8000, help="Port to listen on."),
     workers: int = typer.Option(1, help="Server processes (each maps the key store; the OS shares its pages)."),
+    log_json: bool = typer.Option(False, "--log-json", help=LOG_JSON_HELP),
 ) -> None:
     """Serve flexible tables of a published release (the config's 'tables' rules): API and page."""
+    _json_logs(log_json)
     import os
 
     import uvicorn
@@ -369,6 +376,16 @@ def tables(
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
     uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning", proxy_headers=False)
+
+
+def _json_logs(wanted: bool) -> None:
+    """``--log-json``: the run's or service's log lines as JSON on stderr, in this process and its children."""
+    if wanted:
+        import os
+
+        from cubeguard.logs import ENV
+
+        os.environ[ENV] = "json"
 
 
 def _check_port(host: str, port: int) -> None:

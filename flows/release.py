@@ -20,6 +20,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from cubeguard.audit.record import Outcome, utc_now
 from cubeguard.errors import CubeguardError, ReleaseBlocked
+from cubeguard.logs import json_requested, log_json
 from cubeguard.publish.lock import release_lock
 from cubeguard.release.audit import Results
 from cubeguard.release.plan import plan_release
@@ -100,7 +101,7 @@ def release_flow(
         try:
             spec, results["prepare"] = prepare_input(spec)
             log.info(f"release id {spec.release_id}")
-            walk(spec, TaskRunner(), results, progress=report, log=log.info)
+            walk(spec, TaskRunner(), results, progress=report, log=lambda line, fields: log.info(line, extra=fields))
         except ReleaseBlocked as exc:
             log.error(f"{exc}: {'; '.join(exc.failures)}")
             _record_failure(spec, results, "blocked", str(exc), exc)
@@ -131,6 +132,8 @@ def run_log() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
     runs = logging.getLogger("prefect.flow_runs")
     runs.setLevel(logging.INFO)
     runs.propagate = False
+    if json_requested():  # CUBEGUARD_LOG_FORMAT=json: the same lines, as JSON on stderr
+        log_json(runs)
     return get_run_logger()
 
 

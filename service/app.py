@@ -39,6 +39,7 @@ from starlette.requests import ClientDisconnect
 from cubeguard.audit.errors import AuditStoreError
 from cubeguard.audit.queries import Outcome, QueryLog
 from cubeguard.errors import CubeguardError
+from cubeguard.logs import json_requested, log_json
 from cubeguard.pipeline.auditing import audit_url_of
 from cubeguard.tables.describe import describe_cubes, describe_release, describe_variables
 from cubeguard.tables.engine import TableEngine
@@ -120,6 +121,7 @@ class Service:
             engine = _opened(open_served(self.config, release_id, self.overrides))
             self._generation = self.choice.choose(engine.release_id)
             self.engine = engine
+        log.info("serving release %s", engine.release_id, extra={"release_id": engine.release_id})
         return engine.release_id
 
     def served(self) -> TableEngine:
@@ -139,6 +141,7 @@ class Service:
         try:
             if generation > self._generation:
                 self.engine = _opened(open_served(self.config, release_id, self.overrides))
+                log.info("serving release %s (chosen by another worker)", release_id, extra={"release_id": release_id})
         except CubeguardError as exc:  # this worker keeps its release; the log says why
             log.error("cannot switch to release %s chosen by another worker: %s", release_id, exc)
         finally:
@@ -276,6 +279,8 @@ def create_app(
     ``limits`` is the rate limit's database, shared by every worker of a service (default: one of
     this app's own, removed with it).
     """
+    if json_requested():  # CUBEGUARD_LOG_FORMAT=json (cubeguard tables --log-json)
+        log_json(logging.getLogger("service"))
     service = Service(config, release_id, overrides, precompute, limits)
     app = FastAPI(
         title="cubeguard flexible tables",

@@ -106,34 +106,38 @@ def walk(
     say = log or _silent
     for step in STEPS:
         earlier = {name: results[name] for name in step.needs}
-        say(f"{step.name}: started")
+        say(f"{step.name}: started", {"step": step.name, "event": "started"})
         with clock.step(step.name):
             if isinstance(step, FannedStep) and step.fans_out(spec):
                 results[step.name] = _fan_out(step, spec, runner, earlier, progress)
             else:
                 results[step.name] = runner.whole(step, spec, earlier)
-        say(f"{step.name}: done in {clock.rows[-1]['seconds']} s{_verdict(step.name, results)}")
+        seconds, (verdict, said) = clock.rows[-1]["seconds"], _verdict(step.name, results)
+        fields = {"step": step.name, "event": "done", "seconds": seconds} | ({"verdict": verdict} if verdict else {})
+        say(f"{step.name}: done in {seconds} s{said}", fields)
     return results
 
 
-#: Where the walk says what it is doing, one line at a time (the flow's: Prefect's run log).
-Log = Callable[[str], None]
+#: Where the walk says what it is doing, one line at a time, with the line's fields (step, event,
+#: seconds, verdict) for structured logs (the flow's: Prefect's run log).
+Log = Callable[[str, dict[str, Any]], None]
 
 
-def _silent(_line: str) -> None:
+def _silent(_line: str, _fields: dict[str, Any]) -> None:
     return None
 
 
-def _verdict(name: str, results: Results) -> str:
-    """After the gate step, its verdict in words (the gate step raises only at publish, when blocked)."""
-    if name != "gate":
-        return ""
-    gate = results[name]
+def _verdict(name: str, results: Results) -> tuple[str, str]:
+    """After the gate step, its verdict (``passed`` or ``blocked``) and in words; else two empty strings.
+
+    The gate step raises only at publish, when blocked.
+    """
+    gate = results[name] if name == "gate" else None
     if not isinstance(gate, Gated):
-        return ""
+        return "", ""
     if gate.passed:
-        return f"; gates passed ({len(gate.failures)} warning(s))"
-    return f"; gates block the release: {'; '.join(gate.failures) or 'see the report'}"
+        return "passed", f"; gates passed ({len(gate.failures)} warning(s))"
+    return "blocked", f"; gates block the release: {'; '.join(gate.failures) or 'see the report'}"
 
 
 def _fan_out(

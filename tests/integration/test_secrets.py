@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -43,7 +44,7 @@ def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
         "PREFECT_LOGGING_LEVEL": "DEBUG",
     }
     run = subprocess.run(
-        [sys.executable, "-m", "cli.main", "release", str(tiny_release)],
+        [sys.executable, "-m", "cli.main", "release", str(tiny_release), "--log-json"],
         cwd=tiny_release.parent,
         env=env,
         capture_output=True,
@@ -53,6 +54,7 @@ def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
     assert run.returncode == 0, run.stderr
     logs = run.stdout + run.stderr
     assert "Flow run" in logs or "flow run" in logs.lower()  # Prefect's own logging was on
+    _structured(run.stderr)
     out = tiny_release.parent / "out"
     scanned = 0
     for path in out.rglob("*"):
@@ -71,3 +73,17 @@ def test_no_secret_in_published_outputs_or_logs(tiny_release: Path) -> None:
     for needle in NEEDLES:
         assert needle not in logs
     assert "CG_TEST_D" not in logs and "{'env'" not in logs
+
+
+def _structured(stderr: str) -> None:
+    """``--log-json``: every step's start and end as JSON lines, with seconds and the gates' verdict."""
+    from cubeguard.release.steps import STEPS
+
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith('{"time"')]
+    events = {(e.get("step"), e.get("event")) for e in lines}
+    for step in STEPS:
+        assert {(step.name, "started"), (step.name, "done")} <= events, (step.name, lines)
+    done = [e for e in lines if e.get("event") == "done"]
+    assert all(isinstance(e["seconds"], float | int) and e["level"] == "info" and e["flow_run_id"] for e in done)
+    assert [e["verdict"] for e in done if e["step"] == "gate"] == ["passed"]
+    assert any(e["message"].startswith("published ") for e in lines)
