@@ -12,7 +12,7 @@ breakdown of the variable (``attrs["variables"]`` names a cube dimension's varia
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import numpy as np
@@ -23,6 +23,7 @@ from cubeguard.attack.intervals import IntArray, Relations
 from cubeguard.errors import InternalError
 
 T = TypeVar("T")
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class CubeView:
         axes: each dimension's parent-children relations.
         published: the published counts.
         original: the original counts (never shown to the attack, only to score it), or None.
+        sums: the sums the cube publishes beside its counts, with what the intruder knows of them
+            (the means attack, :mod:`cubeguard.attack.means`); none for a cube of counts only.
     """
 
     cube: str
@@ -49,6 +52,7 @@ class CubeView:
     axes: tuple[Relations, ...]
     published: IntArray
     original: IntArray | None
+    sums: tuple[SumView, ...] = ()
 
     @classmethod
     def of(cls, published: xr.Dataset, original: xr.Dataset | None = None) -> CubeView:
@@ -76,6 +80,13 @@ class CubeView:
             original=orig,
         )
 
+    def unprotected(self) -> CubeView:
+        """The cube as if published unprotected: its original counts, and its sums exact (the self-test)."""
+        if self.original is None:
+            raise InternalError(f"cube {self.cube}: its unprotected counts are not known")
+        sums = tuple(s.unprotected() for s in self.sums if s.original is not None)
+        return replace(self, published=self.original, sums=sums)
+
     @property
     def interior(self) -> npt.NDArray[np.bool_]:
         """Cells with no total or subtotal code on any axis."""
@@ -90,6 +101,34 @@ class CubeView:
         """``dim=code`` of a cell, for reports (codes only, never a value)."""
         at = np.unravel_index(flat, self.published.shape)
         return ", ".join(f"{d}={self.codes[k][int(at[k])]}" for k, d in enumerate(self.dims))
+
+
+@dataclass(frozen=True, eq=False)
+class SumView:
+    """A cube's published sums of one numeric column, and what an intruder knows of them, cell by cell.
+
+    Attributes:
+        column: the summed column (``sum.<column>`` in the cube).
+        published: the published sums (cube-shaped).
+        original: the exact sums (only for the self-test), or None.
+        low: the smallest value of the column a record of the cell can hold (``-inf``: unknown).
+        high: the largest such value (``inf``: unknown).
+        delta: how far a published sum can lie from the exact one (``|m - m_hat| <= delta``;
+            0 for exact sums, ``inf`` when nothing bounds the perturbation).
+    """
+
+    column: str
+    published: FloatArray
+    original: FloatArray | None
+    low: FloatArray
+    high: FloatArray
+    delta: FloatArray
+
+    def unprotected(self) -> SumView:
+        """The same sums published exact."""
+        if self.original is None:
+            raise InternalError(f"sums of {self.column}: the exact sums are not known")
+        return replace(self, published=self.original, delta=np.zeros_like(self.delta))
 
 
 #: The pseudo-variable of a cell's population in a :class:`CodeBook` (cells of two populations differ).

@@ -1,10 +1,10 @@
 """Every attack on a release's published cubes, and the same attacks on its unprotected counts.
 
 The self-test (issue 35, 3.): each attack also runs on the original counts published as they are,
-with the bounds of an unprotected table (each count exact). There it must recover every small cell
-(the interval attacks with certainty, averaging by its guess); an attack that does not is broken,
-and :attr:`AttackReport.broken` names it, so a release cannot pass its gate on an attack that cannot
-find anything.
+with the bounds of an unprotected table (each count exact, each published sum exact). There it must
+recover every small cell (the interval attacks with certainty, averaging by its guess); an attack
+that does not is broken, and :attr:`AttackReport.broken` names it, so a release cannot pass its gate
+on an attack that cannot find anything.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from cubeguard.attack import averaging, differencing, feasibility, linking
+from cubeguard.attack import averaging, differencing, feasibility, linking, means
 from cubeguard.attack.cells import CellIndex, CubeView
 from cubeguard.attack.score import AttackFacts
 from cubeguard.attack.system import Bounder, Limits, Link
 
-ATTACKS = (feasibility.NAME, differencing.NAME, linking.NAME, averaging.NAME)
+ATTACKS = (feasibility.NAME, differencing.NAME, linking.NAME, averaging.NAME, means.NAME)
 Progress = Callable[[str, int], None]
 
 
@@ -73,7 +73,7 @@ def attack_release(views: Sequence[CubeView], bounds: Mapping[str, Bounder | Non
     """Run :data:`ATTACKS` on the published cubes, then on the unprotected counts (the self-test)."""
     index = CellIndex.of(views)  # the cells' identities do not depend on their values: once for both runs
     facts = _all(views, bounds, limits, link, index, progress, unprotected=False)
-    plain = [replace(v, published=v.original) for v in views if v.original is not None]
+    plain = [v.unprotected() for v in views if v.original is not None]  # counts and sums exact
     exact = dict.fromkeys((v.cube for v in plain), _exact)
     facts += [replace(f, unprotected=True) for f in _all(plain, exact, limits, link, index, progress, True)]
     return AttackReport(tuple(facts))
@@ -96,6 +96,7 @@ def _all(views: Sequence[CubeView], bounds: Mapping[str, Bounder | None], limits
         lambda: differencing.attack(views, bounds, limits, index),
         lambda: linking.attack(views, bounds, limits, link, index),
         lambda: averaging.attack(views, index),
+        lambda: means.attack(views, bounds, limits),  # only cubes that publish sums
     )
     out: list[AttackFacts] = []
     for run in runs:

@@ -5,14 +5,18 @@ has pre-tabular steps, as the measures do), gives each cube the bounds an intrud
 methods, secret parameters included, would use (the post-tabular steps that apply to it, last
 step first; none for a cube protected only by a pre-tabular step, whose counts are exact for the
 changed microdata and say nothing cell by cell about the delivered ones), and links persons to
-households through ``tables.household_size`` when the release offers it. Writes the findings to
-``internal/attack.json`` (cell codes and counts of cells, never an original value).
+households through ``tables.household_size`` when the release offers it. A cube that publishes sums
+(``sum.<column>``) carries them to the means attack (:mod:`cubeguard.attack.means`) with the range of
+the column's values in each cell, from its classification, and the bound of their perturbation by
+the first cell key step of the cube that declares the column's ``magnitudes`` (:func:`sum_views`).
+Writes the findings to ``internal/attack.json`` (cell codes and counts of cells, never an original value).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +24,15 @@ import numpy.typing as npt
 import xarray as xr
 
 from cubeguard.attack import AttackReport, CubeView, Limits, Link, attack_release
+from cubeguard.attack.cells import SumView
+from cubeguard.attack.means import noise_bound
 from cubeguard.attack.system import Bounder
+from cubeguard.ckm.magnitude import read_num_ptable
 from cubeguard.config.load import Release
 from cubeguard.config.tables import size_linked_persons
+from cubeguard.cubes.hierarchy import Classification
 from cubeguard.cubes.store import open_cube
+from cubeguard.cubes.values import sum_name, summed_columns
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.bounds import step_bounds
 from cubeguard.pipeline.earlier import earlier_views
@@ -86,10 +95,100 @@ def cube_views(release: Release, resolver: SecretResolver | None = None, publish
     pairs = sorted(cube_pairs(release).items())
     if published is not None:
         pairs = [(c, (o, _same_cube(published, c, p))) for c, (o, p) in pairs]
-    views = [CubeView.of(p.load(), o.load()) for _, (o, p) in pairs]
+    views = [_view(release, p.load(), o.load(), resolver) for _, (o, p) in pairs]
     bounds = {v.cube: cube_bounds(release, v.cube, resolver) for v in views}
     earlier, earlier_bounds = earlier_views(release, views, published.parent.name if published else current)
     return views + earlier, bounds | earlier_bounds
+
+
+def _view(release: Release, published: xr.Dataset, original: xr.Dataset, resolver: SecretResolver | None) -> CubeView:
+    view = CubeView.of(published, original)
+    sums = sum_views(release, view, published, original, resolver)
+    return replace(view, sums=sums) if sums else view
+
+
+def sum_views(release: Release, view: CubeView, published: xr.Dataset, original: xr.Dataset,
+              resolver: SecretResolver | None = None) -> tuple[SumView, ...]:  # fmt: skip
+    """The sums ``published`` holds, with each cell's range of values and the bound of their perturbation.
+
+    None for a release with pre-tabular steps: its sums are of the changed microdata (as its counts,
+    which get no bounds either). Sums no cell key step perturbs are exact (``delta = 0``).
+    """
+    if release.config.pre_tabular:
+        return ()
+    out = []
+    for column in summed_columns(published):
+        name = sum_name(column)
+        dims = list(view.dims)
+        shown = np.asarray(published[name].transpose(*dims).values, dtype=np.float64)
+        exact = np.asarray(original[name].transpose(*dims).values, dtype=np.float64) if name in original else None
+        whole = column_range(release, column)
+        low, high = cell_ranges(release, view, column, whole)
+        delta = _delta(release, view.cube, column, shown, low, high, whole, resolver)
+        out.append(SumView(column, shown, exact, low, high, delta))
+    return tuple(out)
+
+
+def _delta(release: Release, cube_id: str, column: str, shown: FloatArray, low: FloatArray, high: FloatArray,
+           whole: tuple[float, float], resolver: SecretResolver | None) -> FloatArray:  # fmt: skip
+    """The bound of the perturbation of the sums of ``column`` by the first step of the cube that declares them."""
+    for k, step in release.config.steps_for(cube_id):
+        if column in getattr(step, "magnitudes", {}):
+            spec = resolved_step(step, f"steps[{k}]", resolver).magnitudes[column]
+            vmax = float(np.abs(read_num_ptable(spec.ptable_file).v).max())
+            return noise_bound(spec, vmax, spec.unit, shown, low, high, whole)
+    return np.zeros_like(shown)
+
+
+def column_range(release: Release, column: str) -> tuple[float, float]:
+    """Every value ``column`` can hold: the leaves of each classification of it (the schema admits no other)."""
+    lo, hi = -np.inf, np.inf
+    for classification in _classifications(release, column):
+        values = [v for leaf in classification.leaf_values for v in leaf if isinstance(v, int)]
+        if values and len(values) == sum(len(leaf) for leaf in classification.leaf_values):
+            lo, hi = max(lo, min(values)), min(hi, max(values))
+    return float(lo), float(hi)
+
+
+def cell_ranges(release: Release, view: CubeView, column: str, whole: tuple[float, float]
+                ) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    """Each cell's range of ``column``: its code's leaves on each axis that classifies the column, else ``whole``."""
+    low = np.full(view.published.shape, whole[0])
+    high = np.full(view.published.shape, whole[1])
+    for k, variable in enumerate(view.variables):
+        classification = next((c for c in _classifications(release, column) if c.variable == variable), None)
+        if classification is None:
+            continue
+        ends = code_ranges(classification)
+        shape = [-1 if j == k else 1 for j in range(len(view.dims))]
+        low = np.maximum(low, np.array([ends[c][0] for c in view.codes[k]]).reshape(shape))
+        high = np.minimum(high, np.array([ends[c][1] for c in view.codes[k]]).reshape(shape))
+    return low, high
+
+
+def code_ranges(classification: Classification) -> dict[str, tuple[float, float]]:
+    """Each code's smallest and largest raw value, over the leaves under it (unbounded if one is not a number)."""
+    out: dict[str, tuple[float, float]] = {}
+
+    def walk(at: int) -> tuple[float, float]:
+        kids = classification.children[at]
+        if kids:
+            ends = [walk(c) for c in kids]
+            found = (min(e[0] for e in ends), max(e[1] for e in ends))
+        else:
+            values = classification.leaf_values[at]
+            numbers = all(isinstance(v, int) for v in values) and bool(values)
+            found = (float(min(values)), float(max(values))) if numbers else (-np.inf, np.inf)
+        out[classification.codes[at]] = found
+        return found
+
+    walk(classification.parent.index(-1))
+    return out
+
+
+def _classifications(release: Release, column: str) -> list[Classification]:
+    found = {b.classification.variable: b.classification for b in release.breakdowns.values()}
+    return [c for c in found.values() if c.column == column and c.dtype == "integer"]
 
 
 def _same_cube(store: Path, cube: str, protected: xr.Dataset) -> xr.Dataset:
