@@ -258,7 +258,8 @@ def main() -> None:
         },
         "hypercubes": cubes,
         "steps": [{"method": "cell_key", "D": {"env": "CUBEGUARD_CKM_D"}, "V": {"env": "CUBEGUARD_CKM_V"}, "js": 2}],
-        "gates": {"forbidden_values": [1, 2]},  # js = 2 promises no published 1s and 2s
+        # js = 2 promises no published 1s and 2s; no small cell recovered with certainty by the attacks
+        "gates": {"forbidden_values": [1, 2], "max_recovered_by_attack": 0},
         "output": {"folder": "../work/eu2021"},
         # SDMX names for Census Hub-style SDMX-CSV (output.exports: [sdmx-csv]); the structure file is
         # written by `cubeguard sdmx configs/eu2021.yaml --out configs/sdmx/eu2021-structure.xml`.
