@@ -284,6 +284,9 @@ class CubeMethod(Generic[C]):
             ``(label, step)`` pairs in step order (the label as ``steps[2] on c1, c2``; each step's
             secrets resolved); ``None`` from it: no section. Methods that share one function share
             one section: it is called once, with the steps of all of them. ``None``: no section.
+        facts: the method's public facts about a cube it protected last, read from the protected
+            cube's attributes (what its ``prepare`` function recorded there), as measures of scope
+            ``cube`` by name (the measures table's ``<name>@cube`` columns); ``None``: none.
     """
 
     model: type[C]
@@ -299,6 +302,7 @@ class CubeMethod(Generic[C]):
     magnitudes: Callable[[C], dict[str, Magnitude]] = _no_magnitudes
     bounds: Callable[[C], BoundsFunction] | None = None
     section: Callable[[Sequence[tuple[str, C]]], Section | None] | None = None
+    facts: Callable[[Mapping[Any, Any]], dict[str, float]] | None = None
     kind: Literal["post_tabular"] = "post_tabular"
 
     @property

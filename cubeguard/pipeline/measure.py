@@ -12,7 +12,6 @@ pre-tabular steps get the same table as before, without that column.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,15 +28,10 @@ from cubeguard.measures.magnitudes import sum_losses
 from cubeguard.measures.rounding import RoundingParams
 from cubeguard.measures.table import MeasureSpec, measure_cubes
 from cubeguard.measures.transitions import Transitions
-from cubeguard.methods import stochastic_perturbation
 from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.pipeline.tabulation import plans_for
 from cubeguard.pipeline.true_original import release_moves, true_original
 from cubeguard.pipeline.unit_moves import CellMoves
-
-#: The public facts of a stochastic perturbation (its cube attribute) shown as measures, scope ``cube``.
-PERTURBATION_FACTS = ("groups", "fitted_tables", "held_tables", "ipf_cycles", "ipf_max_gap")
-
 
 #: Measures-table column saying what ``r#`` of a swap release's cube used: 1.0 the units moved, 0.0 cell values.
 BASIS_COLUMN = "unit_transitions@interior"
@@ -123,7 +117,7 @@ def measure_release(release: Release, spec: MeasureSpec | None = None) -> Path:
     table: pd.DataFrame = measure_cubes(pairs, spec or MeasureSpec(), workers=2, rounded=rounded, moved=units)
     if moves and "entropy_risk_protected@interior" in table.columns:
         table[BASIS_COLUMN] = [float(c in units) for c in table.index]
-    table = _with_perturbation_facts(release, table, {c: p.attrs for c, (_, p) in pairs.items()})
+    table = _with_method_facts(release, table, {c: p.attrs for c, (_, p) in pairs.items()})
     table = _with_sum_losses(release, table)
     target = measures_file(release)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -170,26 +164,18 @@ def _with_sum_losses(release: Release, table: pd.DataFrame) -> pd.DataFrame:
     return table.join(pd.DataFrame.from_dict(rows, orient="index"), how="left")
 
 
-def _with_perturbation_facts(
-    release: Release, table: pd.DataFrame, attrs: Mapping[str, Mapping[Any, Any]]
-) -> pd.DataFrame:
-    """``table`` with, for each cube a stochastic perturbation published last, its public facts as ``perturbation_*@cube``.
+def _with_method_facts(release: Release, table: pd.DataFrame, attrs: Mapping[str, Mapping[Any, Any]]) -> pd.DataFrame:
+    """``table`` with, for each cube, the public facts of the method that protected it last (``<fact>@cube``).
 
-    The control groups, the margin tables fitted, and IPF's cycles and largest gap (Shlomo 2009,
-    3.2.2): how far the fit got, which the generic measures do not say. Other cubes get no value.
+    The facts are the method's own (:attr:`~cubeguard.methods.base.CubeMethod.facts`); a cube whose
+    last method has none gets no value.
     """
     rows: dict[str, dict[str, float]] = {}
     for cube_id, cube_attrs in attrs.items():
         step = last_protection(release.config, cube_id)
-        if step is None or step.method != stochastic_perturbation.METHOD.name:
-            continue
-        report = cube_attrs.get(stochastic_perturbation.REPORT_ATTR)
-        report = json.loads(report) if isinstance(report, str) else report
-        if not isinstance(report, dict):
-            raise InternalError(
-                f"cube {cube_id!r} lacks its stochastic perturbation report; this is a bug in cubeguard"
-            )
-        rows[cube_id] = {f"perturbation_{k}@cube": float(report[k]) for k in PERTURBATION_FACTS if k in report}
+        method = CUBE_METHODS.get(step.method) if step is not None else None
+        if method is not None and method.facts is not None:
+            rows[cube_id] = {f"{name}@cube": value for name, value in method.facts(cube_attrs).items()}
     if not rows:
         return table
     return table.join(pd.DataFrame.from_dict(rows, orient="index"), how="left")

@@ -494,3 +494,16 @@ def test_the_measures_show_how_far_each_fit_got(tmp_path: Path) -> None:
     assert row["perturbation_held_tables@cube"] == 3  # GEO.2, AGE.M, and GEO.2 x AGE.M
     assert row["perturbation_groups@cube"] == 2 and row["perturbation_ipf_cycles@cube"] in range(101)  # regions A, B
     assert measures.loc[["c2", "hh"], facts].isna().all().all()  # not perturbed: no value
+
+
+def test_a_cube_without_its_perturbation_report_is_a_bug_not_a_silent_gap() -> None:
+    from cubeguard.errors import InternalError
+    from cubeguard.methods.stochastic_perturbation import METHOD, REPORT_ATTR
+
+    assert METHOD.facts is not None
+    assert METHOD.facts({REPORT_ATTR: '{"groups": 2, "ipf_cycles": 7, "other": 1}'}) == {
+        "perturbation_groups": 2.0,
+        "perturbation_ipf_cycles": 7.0,
+    }
+    with pytest.raises(InternalError, match="lacks its stochastic perturbation report"):
+        METHOD.facts({})

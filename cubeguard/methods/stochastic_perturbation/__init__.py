@@ -3,7 +3,15 @@
 from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.matrix import base_matrix, invariant_matrix, transition_counts
-from cubeguard.methods.stochastic_perturbation.method import REPORT_ATTR, bounds, check, perturb_cube, prepare, public
+from cubeguard.methods.stochastic_perturbation.method import (
+    REPORT_ATTR,
+    bounds,
+    check,
+    facts,
+    perturb_cube,
+    prepare,
+    public,
+)
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep
 from cubeguard.methods.stochastic_perturbation.restore import Table, controlled_integers, ipf, table_of, table_over
 
@@ -20,6 +28,7 @@ METHOD = CubeMethod(
     check=check,
     additive=_additive,
     bounds=bounds,
+    facts=facts,
 )
 
 __all__ = [

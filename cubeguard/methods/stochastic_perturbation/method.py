@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +37,8 @@ CONTROLLED_LIMIT_S = 600.0
 
 #: The cube attribute holding the step's report (JSON): public facts, no counts and no parameter.
 REPORT_ATTR = "stochastic_perturbation"
+#: The report's facts shown as measures (``perturbation_<fact>@cube``).
+FACTS = ("groups", "fitted_tables", "held_tables", "ipf_cycles", "ipf_max_gap")
 
 
 class _NoRounding(Exception):
@@ -162,6 +166,19 @@ def _fit_report(fit: Fit, tables: int, rounding: str) -> dict[str, object]:
 
 def _reported(cube: xr.Dataset, report: dict[str, object]) -> xr.Dataset:
     return cube.assign_attrs({REPORT_ATTR: json.dumps(report)})
+
+
+def facts(attrs: Mapping[Any, Any]) -> dict[str, float]:
+    """The control groups, the margin tables fitted and held, and IPF's cycles and largest gap.
+
+    How far the fit got (Shlomo 2009, 3.2.2), which the generic measures do not say; read from the
+    report the step left in the cube's attributes.
+    """
+    report = attrs.get(REPORT_ATTR)
+    report = json.loads(report) if isinstance(report, str) else report
+    if not isinstance(report, dict):
+        raise InternalError("a cube lacks its stochastic perturbation report; this is a bug in cubeguard")
+    return {f"perturbation_{k}": float(report[k]) for k in FACTS if k in report}
 
 
 def prepare(step: StochasticPerturbationStep) -> CubeFunction:
