@@ -1,7 +1,7 @@
 """The swapping methods' section of the release report: what each swap step moved, where, and to what effect.
 
 Read from the step's internal report (``internal/<step name>_report.json``, written by every swap
-method through :func:`cubeguard.methods.swapping.swapped`): households and persons swapped, per
+method through :func:`cubeguard.methods.swap_report.swapped`): households and persons swapped, per
 hierarchy level and per area (the ten areas with most), the must-swap households per level
 (targeted swapping), the units left without a partner by reason, and the effect on the step's
 ``report_cubes`` (information loss, r#, and the success measures of Frend et al. 2011, section 4).

@@ -37,7 +37,7 @@ from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.bounds import step_bounds
 from cubeguard.pipeline.earlier import earlier_views
 from cubeguard.pipeline.measure import cube_pairs
-from cubeguard.pipeline.steps import resolved_step
+from cubeguard.pipeline.resolved_steps import resolved_step
 from cubeguard.secrets import SecretResolver
 
 FloatArray = npt.NDArray[np.float64]

@@ -25,7 +25,7 @@ from cubeguard.pipeline.auditing import audit_store_of
 from cubeguard.pipeline.bounds import step_bounds
 from cubeguard.pipeline.inputs import input_checksums
 from cubeguard.pipeline.reproduce import recorded_overrides
-from cubeguard.pipeline.steps import recorded_step
+from cubeguard.pipeline.resolved_steps import recorded_step
 from cubeguard.publish.stage import published_root
 
 #: How an earlier cube is named in the attack: ``<cube id>@<release id>``.

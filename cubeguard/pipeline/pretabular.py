@@ -29,7 +29,7 @@ from cubeguard.errors import CubeguardError
 from cubeguard.methods.base import MicrodataMethod, MicrodataStep, Swapped, TableSet
 from cubeguard.methods.registry import MICRODATA_METHODS
 from cubeguard.microdata.read import iter_batches
-from cubeguard.pipeline.steps import resolved_step
+from cubeguard.pipeline.resolved_steps import resolved_step
 from cubeguard.pipeline.swap_effect import cube_columns, cube_effects
 from cubeguard.secrets import SecretResolver
 

@@ -17,7 +17,7 @@ from cubeguard.cubes.store import list_cubes, load_cube, write_cube
 from cubeguard.cubes.values import unperturbed
 from cubeguard.errors import InternalError
 from cubeguard.methods.base import CubeFunction
-from cubeguard.pipeline.steps import build_step
+from cubeguard.pipeline.resolved_steps import build_step
 from cubeguard.secrets import SecretResolver
 
 

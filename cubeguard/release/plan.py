@@ -22,7 +22,7 @@ from cubeguard.config.load import Release, load_release
 from cubeguard.config.protection import additive_cubes
 from cubeguard.methods.base import CubeFunction, StepModel
 from cubeguard.pipeline.preflight import GivenAs, preflight
-from cubeguard.pipeline.steps import build_step
+from cubeguard.pipeline.resolved_steps import build_step
 from cubeguard.secrets import SecretResolver
 
 

@@ -22,7 +22,7 @@ from cubeguard.methods.registry import METHODS, method_of
 from cubeguard.methods.section import Section
 from cubeguard.pipeline.attack import read_attack
 from cubeguard.pipeline.measure import cube_pairs, measures_file, sum_loss_pairs
-from cubeguard.pipeline.steps import resolved_step
+from cubeguard.pipeline.resolved_steps import resolved_step
 from cubeguard.release.results import Gated, Reported
 from cubeguard.report import attack_section, sums_section
 from cubeguard.report.build import build_report

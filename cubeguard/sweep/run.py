@@ -1,7 +1,7 @@
 """Run a parameter sweep: one protection step over a grid of parameter sets on the tabulated cubes.
 
 For every parameter set of a :class:`~cubeguard.sweep.grid.Grid`, the set's step is built exactly
-as a release builds it (:func:`cubeguard.pipeline.steps.build_step`) and applied to every chosen
+as a release builds it (:func:`cubeguard.pipeline.resolved_steps.build_step`) and applied to every chosen
 cube of the release's original (tabulated) store, in memory: nothing protected is written. Each
 protected cube is measured right away with :func:`~cubeguard.measures.table.measure_cube` and
 checked against the release's gates (:mod:`cubeguard.sweep.gates`), so a set's numbers are those a
@@ -39,7 +39,7 @@ from cubeguard.gates.attack import MISSED_COLUMN, RECOVERED_COLUMN
 from cubeguard.measures.table import MeasureSpec, measure_cube
 from cubeguard.methods.base import CubeFunction
 from cubeguard.methods.registry import CUBE_METHODS
-from cubeguard.pipeline.steps import build_step, resolved_step
+from cubeguard.pipeline.resolved_steps import build_step, resolved_step
 from cubeguard.secrets import EnvSecret, PrefectSecret, SecretResolver, resolve_number
 from cubeguard.sweep.gates import CHECKS, evaluate_gates
 from cubeguard.sweep.grid import Grid, ParameterSet, column_scope

@@ -21,7 +21,7 @@ from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.methods.registry import CUBE_METHODS
 from cubeguard.pipeline.auditing import audit_store_of
 from cubeguard.pipeline.reproduce import recorded_overrides
-from cubeguard.pipeline.steps import recorded_step
+from cubeguard.pipeline.resolved_steps import recorded_step
 from cubeguard.publish.stage import published_root
 from cubeguard.tables.engine import TableEngine
 from cubeguard.tables.keystore import META, KeyStore

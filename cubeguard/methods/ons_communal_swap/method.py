@@ -7,7 +7,7 @@ import pandas as pd
 from cubeguard.methods.base import CheckContext, Problem, Swapped
 from cubeguard.methods.ons_communal_swap.kernel import CANDIDATES_USED, NO_CANDIDATE, ons_communal_swap
 from cubeguard.methods.ons_communal_swap.model import OnsCommunalSwapStep
-from cubeguard.methods.swapping import counts, needs_household_id, swapped
+from cubeguard.methods.swap_report import counts, needs_household_id, swapped
 
 
 def columns(step: OnsCommunalSwapStep) -> list[str]:

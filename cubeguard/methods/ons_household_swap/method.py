@@ -7,7 +7,7 @@ import pandas as pd
 from cubeguard.methods.base import CheckContext, Problem, Swapped
 from cubeguard.methods.ons_household_swap.kernel import ons_household_swap
 from cubeguard.methods.ons_household_swap.model import OnsHouseholdSwapStep
-from cubeguard.methods.swapping import counts, household_units, needs_household_id, swapped
+from cubeguard.methods.swap_report import counts, household_units, needs_household_id, swapped
 
 NO_PARTNER = "no unsampled household of the same size and matching variables in the delivery group"
 

@@ -7,7 +7,7 @@ import pandas as pd
 from cubeguard.methods.base import CheckContext, Problem, Swapped
 from cubeguard.methods.random_swap.kernel import random_swap
 from cubeguard.methods.random_swap.model import RandomSwapStep
-from cubeguard.methods.swapping import household_units, joined, needs_household_id, swapped
+from cubeguard.methods.swap_report import household_units, joined, needs_household_id, swapped
 
 NO_PARTNER = "no unsampled unit of the stratum with other swap values was left"
 

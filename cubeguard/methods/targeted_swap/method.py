@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from cubeguard.methods.base import CheckContext, Problem, Swapped
-from cubeguard.methods.swapping import counts, household_units, needs_household_id, swapped
+from cubeguard.methods.swap_report import counts, household_units, needs_household_id, swapped
 from cubeguard.methods.targeted_swap.kernel import targeted_swap
 from cubeguard.methods.targeted_swap.model import TargetedSwapStep, cap_column
 
