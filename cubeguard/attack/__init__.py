@@ -21,4 +21,14 @@ from cubeguard.attack.run import ATTACKS, AttackReport, attack_cube, attack_rele
 from cubeguard.attack.score import AttackFacts
 from cubeguard.attack.system import Limits, Link
 
-__all__ = ["ATTACKS", "AttackFacts", "AttackReport", "CubeView", "Limits", "Link", "SumView", "attack_cube", "attack_release"]
+__all__ = [
+    "ATTACKS",
+    "AttackFacts",
+    "AttackReport",
+    "CubeView",
+    "Limits",
+    "Link",
+    "SumView",
+    "attack_cube",
+    "attack_release",
+]
