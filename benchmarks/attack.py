@@ -2,7 +2,8 @@
 
 For each shipped config, and for demo.yaml with its step replaced by one of each method family
 (cell key, the four roundings, small cell adjustment, Barnardisation, stochastic perturbation) and
-two deliberately weak ones (the cell key method with D = 1, js = 0; no protection at all), this
+two deliberately weak ones (the cell key method with D = 1, js = 0; no protection at all), and the
+demo with sums of age published in two added cubes (the means attack reads them), this
 runs ``cubeguard release CONFIG --set gates.max_recovered_by_attack=0`` in a fresh output folder
 and reads what the attack step found (``internal/attack.json``) and how long it took
 (``internal/timings.json``): per attack, the small original cells attacked, recovered with
@@ -51,7 +52,16 @@ DERIVED: list[tuple[str, str, list[dict[str, Any]], dict[str, Any], list[str]]] 
     ("barnardisation", "Barnardisation, p = 0.2", [{"method": "barnardisation", "p": 0.2}], {}, []),
     ("weak-ckm", "WEAK: cell key, D = 1, V = 0.5, js = 0", [{"method": "cell_key", "D": 1, "V": 0.5, "js": 0}], {}, []),
     ("unprotected", "WEAK: no protection (identity)", [{"method": "identity"}], {}, []),
+    ("demo-sums", "cell key, D = 5, V = 3, js = 2, with sums of age in two cubes (the means attack)", [], {}, []),
 ]  # fmt: skip
+#: Cubes added to a derived config (the demo's own steps when its steps are empty): sums of age
+#: beside counts, which only the means attack reads.
+ADDED_CUBES: dict[str, list[dict[str, Any]]] = {
+    "demo-sums": [
+        {"id": "sums1", "breakdowns": ["GEO.H", "SEX", "LMS.H"], "sums": ["age"]},
+        {"id": "sums2", "breakdowns": ["GEO.L", "SEX", "EDU"], "sums": ["age"]},
+    ],
+}
 SHIPPED = [
     ("demo", "cell key, D = 5, V = 3, js = 2", "configs/demo.yaml"),
     ("demo-rounding", "semi-controlled rounding, base 3 (NUTS 2 controls)", "configs/demo-rounding.yaml"),
@@ -66,12 +76,12 @@ SHIPPED = [
 def derived_config(name: str, steps: list[dict[str, Any]], gates: dict[str, Any], drop: list[str]) -> Path:
     """demo.yaml with ``steps`` (and only the attack gate), written beside it."""
     config = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
-    config["steps"] = steps
+    config["steps"] = steps or config["steps"]
     config["gates"] = {**gates}
-    config["hypercubes"] = [c for c in config["hypercubes"] if c["id"] not in drop]
+    config["hypercubes"] = [c for c in config["hypercubes"] if c["id"] not in drop] + ADDED_CUBES.get(name, [])
     config["output"]["folder"] = f"../work/attack-bench/{name}"
     config.pop("tables", None)  # flexible tables need the cell key method
-    if steps[0]["method"] == "identity":
+    if config["steps"][0]["method"] == "identity":
         config["allow_unprotected"] = "attack benchmark: what an intruder gets from unprotected cubes"
     path = ROOT / "configs" / f".attack-{name}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
