@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +9,7 @@ import pytest
 
 from cubeguard.audit.store import AuditStore
 from tests.conftest import TINY_CONFIG, tiny_microdata
+from tests.prefect_server import serve_and_run, start_server, stop
 
 TRIGGER = """
 import asyncio, json, sys, time
@@ -34,53 +28,13 @@ print(json.dumps({"state": run.state.type.value, "name": run.state.name, "logs":
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(check: object, what: str, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(1)
-    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[dict[str, str]]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(tmp_path / ".prefect"),
-        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "DO_NOT_TRACK": "1",
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "PREFECT_SERVER_UI_ENABLED": "false",
-    }
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    proc, env = start_server(tmp_path)
     try:
-        _wait(lambda: _healthy(env["PREFECT_API_URL"]), "the Prefect server", 240)
         yield env
     finally:
-        proc.terminate()
-        proc.wait(60)
-        log.close()
+        stop(proc)
 
 
 @pytest.mark.slow
@@ -88,24 +42,9 @@ def test_served_deployment_runs_with_a_parameter_changed_from_the_ui(server: dic
     (tmp_path / "data").mkdir()
     tiny_microdata().to_parquet(tmp_path / "data" / "persons.parquet")
     (tmp_path / "tiny.yaml").write_text(TINY_CONFIG)
-    log = (tmp_path / "serve.log").open("w")
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", "tiny.yaml"],
-        cwd=tmp_path, env=server, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        _wait(lambda: "cubeguard-release/tiny" in (tmp_path / "serve.log").read_text(), "the deployment", 240)
-        params = {"overrides": {"steps[0].mono": False}, "release_id": "ui-rerun"}  # secrets only by reference
-        done = subprocess.run(
-            [sys.executable, "-c", TRIGGER, json.dumps(params)],
-            env=server, capture_output=True, text=True, timeout=1200, check=True,
-        )  # fmt: skip
-    finally:
-        serve.terminate()
-        serve.wait(60)
-        log.close()
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert answer["state"] == "COMPLETED", done.stdout
+    params = {"overrides": {"steps[0].mono": False}, "release_id": "ui-rerun"}  # secrets only by reference
+    answer = serve_and_run(tmp_path, server, TRIGGER, params)
+    assert answer["state"] == "COMPLETED", answer
     logs = "\n".join(answer["logs"])  # what the run's Logs tab in the UI shows
     for line in ("tabulate: started", "protect: done in ", "gates passed", "published "):
         assert line in logs, logs
