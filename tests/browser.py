@@ -1,8 +1,7 @@
-"""Debian's Chromium driven by Playwright, offline, for the browser tests (never a downloaded browser)."""
+"""The browser tests' Chromium (:mod:`cubeguard.testing.browser`), skipped without one, and a served app."""
 
 from __future__ import annotations
 
-import shutil
 import socket
 import threading
 import time
@@ -10,22 +9,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+from cubeguard.testing.browser import CHROMIUM, chromium
+
+__all__ = ["CHROMIUM", "NEEDS_CHROMIUM", "chromium", "served"]
+
 NEEDS_CHROMIUM = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium binary on PATH; install Debian's: apt-get install -y chromium"
 )
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]  # fmt: skip
-
-
-def chromium(resolver_rules: str = "MAP * ~NOTFOUND") -> Iterator[Browser]:
-    """A launched Chromium where hosts resolve by ``resolver_rules`` (default: none at all), closed after."""
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=[*FLAGS, f"--host-resolver-rules={resolver_rules}"])
-        yield launched
-        launched.close()
 
 
 def served(app: Any) -> Iterator[str]:
