@@ -237,8 +237,20 @@ def _opened(engine: TableEngine) -> TableEngine:
 
 
 def _build_crossings(engine: TableEngine) -> None:
-    """Tabulate the engine's finest crossings in the background; tables are answered meanwhile."""
-    threading.Thread(target=engine.build_crossings, name="crossings", daemon=True).start()
+    """Tabulate the engine's finest crossings in the background; tables are answered meanwhile.
+
+    A build that stops says so in the service's log (tables are then tabulated per query, slower;
+    ``/metrics`` shows the crossings ready below those planned).
+    """
+
+    def build() -> None:
+        try:
+            engine.build_crossings()
+        except Exception as exc:  # a thread's exception would otherwise go to stderr unexplained
+            log.error("the crossings of release %s stopped (%s); tables are tabulated per query",
+                      engine.release_id, type(exc).__name__)  # fmt: skip
+
+    threading.Thread(target=build, name="crossings", daemon=True).start()
 
 
 def _refusal(status: int, rule: str, message: str, parameter: str | None = None) -> JSONResponse:

@@ -144,7 +144,8 @@ class Crossings:
             files = self._files(self.folder, combo)
             if any(_digest(path) != _checksum(path).read_text() for path in files.values()):
                 return None
-            fields = {name: np.load(f, mmap_mode="r") for name, f in files.items()}
+            with _LOADING:  # np.load parses each header with ast: not safe in threads on CPython 3.11.7
+                fields = {name: np.load(f, mmap_mode="r") for name, f in files.items()}
         except (OSError, ValueError):
             return None
         shape = tuple(b.n_bottom for b in combo)
@@ -190,6 +191,10 @@ class Crossings:
         return None
 
 
+#: One np.load at a time: its header is parsed with ast.literal_eval, which crashed with
+#: "SystemError: AST constructor recursion depth mismatch" when crossings were mapped from two threads
+#: at once (CPython gh-106905, fixed after 3.11.7, the Python of this project).
+_LOADING = threading.Lock()
 _DTYPES = {"counts": np.int64, "key_sums": np.uint64, "nz_key_sums": np.uint64, "sums": np.float64}
 
 

@@ -83,3 +83,22 @@ def test_a_release_that_cannot_be_read_answers_503(tmp_path: Path, monkeypatch: 
     assert "secret" not in answer.text
     monkeypatch.undo()
     assert client.get("/api/table", params=QUERY).status_code == 200
+
+
+def test_crossings_that_stop_building_say_so_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    import time
+    from types import SimpleNamespace
+
+    from service.app import _build_crossings
+
+    def crash() -> None:
+        raise SystemError("AST constructor recursion depth mismatch")
+
+    with caplog.at_level("ERROR", logger="service.app"):
+        _build_crossings(SimpleNamespace(build_crossings=crash, release_id="r9"))  # type: ignore[arg-type]
+        deadline = time.monotonic() + 10
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert [r.getMessage() for r in caplog.records] == [
+        "the crossings of release r9 stopped (SystemError); tables are tabulated per query"
+    ]
