@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.errors import InternalError
 from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
@@ -67,6 +69,40 @@ class DimHierarchy:
     def leaves(self) -> IntArray:
         """Positions of the leaf codes, in coordinate order."""
         return np.flatnonzero(self.is_leaf).astype(np.int64)
+
+    @cached_property
+    def leaf_ranges(self) -> tuple[IntArray, IntArray]:
+        """Per code, the run ``[lo, hi)`` of :attr:`leaves` below it (numbered 0, 1, ... among the leaves).
+
+        A cube lists its codes in pre-order (:mod:`cubeguard.cubes.hierarchy`), so the leaves below
+        a code are consecutive leaves and a margin is a sum over a range
+        (:func:`cubeguard.cubes.margins.expand_ranges`). A leaf's range is itself.
+
+        Raises:
+            InternalError: the leaves below some code are not consecutive (the codes are not in pre-order).
+        """
+        n_leaves = self.leaves.size
+        lo = np.full(len(self.codes), n_leaves, dtype=np.int64)
+        hi = np.zeros(len(self.codes), dtype=np.int64)
+        below = np.zeros(len(self.codes), dtype=np.int64)
+        node, rank = self.leaves, np.arange(n_leaves, dtype=np.int64)
+        for _ in range(len(self.codes)):  # climb every leaf to the total, one level a pass
+            np.minimum.at(lo, node, rank)
+            np.maximum.at(hi, node, rank + 1)
+            np.add.at(below, node, 1)
+            up = self.parent[node]
+            node, rank = up[up >= 0], rank[up >= 0]
+            if node.size == 0:
+                break
+        broken = np.flatnonzero(hi - lo != below)
+        if broken.size:
+            code = self.codes[int(broken[0])]
+            raise InternalError(
+                f"dimension {self.dim!r} is not in pre-order: the leaves below {code!r} are not consecutive "
+                f"({broken.size} code(s) so); this is a bug in cubeguard"
+            )
+        lo.flags.writeable = hi.flags.writeable = False  # cached: shared by every caller
+        return lo, hi
 
 
 def hierarchies(cube: xr.Dataset | xr.DataArray) -> dict[str, DimHierarchy]:

@@ -6,6 +6,10 @@ every total and subtotal as the sum of the changed interior, so the published cu
 They also need one uniform number per cell: the cell key (the record keys' sum mod 1, the same
 for the same records in every cube, so a cell shared by several cubes changes the same way in all
 of them; Shlomo and Young 2008, as in Shlomo 2009, 3.2.1) or a seeded stream.
+
+The margins are summed by the tabulation's kernel (:mod:`cubeguard.cubes.margins`): a cube lists
+its codes in pre-order, so the leaves below each code are a range of the interior
+(:attr:`~cubeguard.measures.select.DimHierarchy.leaf_ranges`).
 """
 
 from __future__ import annotations
@@ -16,16 +20,18 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 import xarray as xr
 
 from cubeguard.ckm.perturb import cell_keys
+from cubeguard.cubes.margins import expand_ranges, sum_ranges
+from cubeguard.errors import InternalError
 from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.base import CheckContext, Problem
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 _Cell = TypeVar("_Cell", bound=np.generic)
+_Real = TypeVar("_Real", np.int64, np.float64)
 
 
 def leaf_index(cube: xr.Dataset, found: dict[str, DimHierarchy] | None = None) -> tuple[IntArray, ...]:
@@ -44,39 +50,36 @@ def summed(cube: xr.Dataset, inner: IntArray, found: dict[str, DimHierarchy] | N
 
     ``found`` is the cube's :func:`~cubeguard.measures.select.hierarchies`, when the caller has them.
     """
-    out: IntArray = _summed(cube, np.asarray(inner, dtype=np.int64), found).astype(np.int64)
-    return out
+    return sum_up(np.asarray(inner, dtype=np.int64), _along(cube, found))
 
 
 def summed_real(cube: xr.Dataset, inner: FloatArray, found: dict[str, DimHierarchy] | None = None) -> FloatArray:
-    """As :func:`summed`, for real-valued interior cells (e.g. fitted by IPF)."""
-    out: FloatArray = _summed(cube, np.asarray(inner, dtype=np.float64), found)
-    return out
+    """As :func:`summed`, for real-valued interior cells (e.g. fitted by IPF), each margin summed directly."""
+    return sum_up(np.asarray(inner, dtype=np.float64), _along(cube, found))
 
 
-def _summed(cube: xr.Dataset, inner: npt.NDArray[_Cell], found: dict[str, DimHierarchy] | None) -> npt.NDArray[_Cell]:
+def _along(cube: xr.Dataset, found: dict[str, DimHierarchy] | None) -> list[DimHierarchy]:
+    """The hierarchy of each dimension of ``count``, in axis order."""
     found = found or hierarchies(cube)
+    return [found[str(d)] for d in cube["count"].dims]
+
+
+def sum_up(inner: npt.NDArray[_Real], hier: Sequence[DimHierarchy]) -> npt.NDArray[_Real]:
+    """Every cell (totals and subtotals) from the interior ``inner``: each code the sum of the leaves below it.
+
+    One axis after the other, each code summing its :attr:`~cubeguard.measures.select.DimHierarchy.leaf_ranges`:
+    integers as differences of prefix sums (exact, :func:`~cubeguard.cubes.margins.expand_ranges`),
+    floats directly (:func:`~cubeguard.cubes.margins.sum_ranges`: a difference of prefix sums
+    is not the direct sum to the bit, and the published floats must not change).
+    """
+    leaves = tuple(h.leaves.size for h in hier)
+    if inner.shape != leaves:
+        raise InternalError(f"interior of shape {inner.shape} for leaves {leaves}; this is a bug in cubeguard")
+    kernel = sum_ranges if np.issubdtype(inner.dtype, np.floating) else expand_ranges
     out = inner
-    for axis, dim in enumerate(cube["count"].dims):
-        agg = _aggregation(found[str(dim)])
-        moved = np.moveaxis(out, axis, 0)
-        flat = (agg @ moved.reshape(moved.shape[0], -1)).astype(inner.dtype)
-        out = np.moveaxis(flat.reshape((agg.shape[0], *moved.shape[1:])), 0, axis)
+    for axis, h in enumerate(hier):
+        out = kernel(out, axis, *h.leaf_ranges)
     return np.ascontiguousarray(out)
-
-
-def _aggregation(h: DimHierarchy) -> sp.csr_array:
-    """The 0/1 matrix (codes x leaves): a code's value is the sum of the leaves below it."""
-    leaves = h.leaves
-    rows, cols = [], []
-    for j, leaf in enumerate(leaves):
-        k = int(leaf)
-        while k >= 0:
-            rows.append(k)
-            cols.append(j)
-            k = int(h.parent[k])
-    data = np.ones(len(rows), dtype=np.int64)
-    return sp.csr_array((data, (rows, cols)), shape=(len(h.codes), leaves.size))
 
 
 def uniforms(cube: xr.Dataset, seed: int | None) -> FloatArray:

@@ -20,8 +20,8 @@ not proven optimal. Its lower bound is the least deviation of any rounding to th
 to its nearest multiple.
 
 The RAPID solution (5.5.1.1) rounds the interior cells to their nearest multiple of the base and
-publishes every total as the sum of the published interior cells: additive at once, but a total
-may end up several bases from its count.
+publishes every total as the sum of the published interior cells (:func:`~cubeguard.methods.cells.sum_up`,
+the margin kernel of every method): additive at once, but a total may end up several bases from its count.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from cubeguard.measures.select import DimHierarchy
+from cubeguard.methods.cells import sum_up
 from cubeguard.methods.controlled_rounding.kernel import IntArray, Solution, controlled_round
 
 
@@ -309,12 +310,7 @@ def rapid(counts: IntArray, hier: Sequence[DimHierarchy], base: int) -> IntArray
     >>> rapid(np.array([5, 2, 2, 1]), [flat], 3).tolist()
     [6, 3, 3, 0]
     """
-    residual = counts % base
-    out = np.where(2 * residual >= base, counts - residual + base, counts - residual).astype(np.int64)
-    for axis, h in enumerate(hier):
-        for p in sorted(np.flatnonzero(~h.is_leaf).tolist(), key=lambda q: -int(h.depth[q])):
-            children = np.flatnonzero(h.parent == p)
-            index: list[slice | int] = [slice(None)] * counts.ndim
-            index[axis] = p
-            out[tuple(index)] = np.take(out, children, axis=axis).sum(axis=axis)
-    return out
+    inner = counts[np.ix_(*(h.leaves for h in hier))]
+    residual = inner % base
+    rounded = np.where(2 * residual >= base, inner - residual + base, inner - residual).astype(np.int64)
+    return sum_up(rounded, hier)
