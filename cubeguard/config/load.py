@@ -29,7 +29,8 @@ from cubeguard.config.total_code import rename_totals
 from cubeguard.config.yamlmap import KeyPath, LocatedYaml, dotted, load_yaml
 from cubeguard.cubes.hierarchy import Breakdown, build_classification, select_breakdown
 from cubeguard.errors import ConfigError, CubeguardError  # ConfigError lives there so yamlmap can raise it
-from cubeguard.methods.base import CheckContext, MicrodataStep, Numbers, Problem, StepModel
+from cubeguard.methods.context import CheckContext, Numbers, Problem
+from cubeguard.methods.models import MicrodataStep, StepModel
 from cubeguard.methods.registry import UNION_TAGS, method_of
 from cubeguard.methods.resolve import resolve
 from cubeguard.methods.validation import explain

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cubeguard.config.yamlmap import KeyPath, dotted
-from cubeguard.methods.base import secret_fields
+from cubeguard.methods.models import secret_fields
 from cubeguard.secrets import EnvSecret, PrefectSecret
 
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

@@ -16,40 +16,32 @@ A method is a package under :mod:`cubeguard.methods` holding, together:
   :class:`~cubeguard.methods.section.Section` (headings, paragraphs, tables, pictures) that the
   report layer renders.
 
-:mod:`cubeguard.methods.registry` is the single place a method is listed. The shared field types
-of method configs are in :mod:`cubeguard.methods.fields`, secret resolution in
+:mod:`cubeguard.methods.registry` is the single place a method is listed. The bases of the config
+models are in :mod:`cubeguard.methods.models`, what a config-time check knows in
+:mod:`cubeguard.methods.context`, the shared field types of method configs in
+:mod:`cubeguard.methods.fields`, secret resolution in
 :mod:`cubeguard.methods.resolve`, and validation errors as located problems in
 :mod:`cubeguard.methods.validation`.
 """
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import xarray as xr
-from pydantic import BaseModel, ConfigDict
 
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.ckm.magnitude import MagnitudeCells
-from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.cubes.spec import PopulationSpec
-from cubeguard.methods.fields import ReportCubes, Seed
+from cubeguard.methods.context import CheckContext, Problem
+from cubeguard.methods.models import CubeStep, MicrodataStep, method_name
 from cubeguard.methods.section import Section
-from cubeguard.secrets import EnvSecret, PrefectSecret, SecretInt, SecretNumber, SecretRef
 
-KeyPath = tuple[str | int, ...]
-#: One config problem: the key path inside the step and what to change (never a secret's value).
-Problem = tuple[KeyPath, str]
-#: A secret's value from its key inside the step (e.g. ``"D"``, ``"risk_thresholds[1]"``) and its
-#: configured value; a reference that cannot be resolved yet comes back unchanged.
-Numbers = Callable[[str, SecretNumber | SecretInt], float | SecretRef]
 CubeFunction = Callable[[xr.Dataset], xr.Dataset]
 #: Published counts from every cell's count and record-key sum (``cubeguard.ckm.keys``), for
 #: methods whose value of a cell depends on nothing else: the arrays' shape is free.
@@ -87,125 +79,6 @@ class Magnitude:
     perturb: Callable[[MagnitudeCells], npt.NDArray[np.float64]]
     additive: bool = False
     sums: SumFunction | None = None
-
-
-def _is_secret(annotation: Any) -> bool:
-    if annotation in (EnvSecret, PrefectSecret):
-        return True
-    return any(_is_secret(a) for a in typing.get_args(annotation))
-
-
-def secret_fields(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of ``model`` that hold secrets: every field that may be given by reference."""
-    return tuple(name for name, info in model.model_fields.items() if _is_secret(info.annotation))
-
-
-class StepModel(BaseModel):
-    """Base of every method's config model: immutable, unknown keys rejected, inputs never echoed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    method: str
-    name: str
-
-    def __repr_args__(self) -> Any:
-        """The fields ``repr`` and ``str`` show: every field but the secrets."""
-        hidden = set(secret_fields(type(self)))
-        return [(k, v) for k, v in super().__repr_args__() if k not in hidden]
-
-
-class CubeStep(StepModel):
-    """A post-tabular step: it protects cubes (all, or the ones listed in ``cubes``)."""
-
-    cubes: list[str] | None = None
-    #: whether the step may change a count (the identity step does not, so it undoes nothing before it)
-    changes_counts: ClassVar[bool] = True
-
-
-class MicrodataStep(StepModel):
-    """A pre-tabular step: it changes the microdata once; every cube is tabulated from the result."""
-
-    report_cubes: ReportCubes
-    seed: Seed
-
-    def with_ids(self, household_id: str | None, person_id: str | None) -> MicrodataStep:
-        """This step with id columns it leaves unset taken from the release's input."""
-        return self
-
-    def with_tables(self, tables: TableSet) -> MicrodataStep:
-        """This step told the release's tables (a method that controls them keeps them; others ignore them)."""
-        return self
-
-
-@dataclass(frozen=True)
-class TableSet:
-    """The release's tables, as a pre-tabular method that controls them (SAFE) is told them at run time.
-
-    Attributes:
-        breakdowns: every breakdown the config declares, by id.
-        cubes: each hypercube's id and breakdown ids, in config order.
-        population_of, populations, household_ref: who a cube counts, when not every person.
-        household_columns: columns that hold one value per household (``input.household_columns``).
-    """
-
-    breakdowns: Mapping[str, Breakdown]
-    cubes: tuple[tuple[str, tuple[str, ...]], ...]
-    #: Per cube id, the population it counts when that is not every person record (households are
-    #: counted through their reference person, ``household_ref``).
-    population_of: Mapping[str, str] = field(default_factory=dict)
-    populations: Mapping[str, PopulationSpec] = field(default_factory=dict)
-    household_ref: str | None = None
-    household_columns: tuple[str, ...] = ()
-
-    def __repr__(self) -> str:
-        """The cubes only: the breakdowns' arrays would fill a screen."""
-        return f"TableSet(cubes={self.cubes!r})"
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What a method's config-time check may know about the release; no microdata is read.
-
-    Attributes:
-        cube_ids: the release's hypercube ids.
-        steps: every step of the same kind (pre- or post-tabular), in config order.
-        index: this step's place in ``steps``.
-        number: resolves secrets given by reference where it can (environment variables, and the
-            orchestrator's secret blocks when a resolver is at hand).
-        household_id: the input's household id column.
-        person_id: the input's person id column.
-        breakdowns: the release's breakdown ids (a cube's dimension names, e.g. ``GEO.2``).
-        depths: each breakdown's deepest code's depth in its classification (0: the total), by id.
-    """
-
-    cube_ids: frozenset[str]
-    steps: tuple[StepModel, ...]
-    index: int
-    number: Numbers
-    household_id: str | None = None
-    person_id: str | None = None
-    breakdowns: frozenset[str] = frozenset()
-    depths: Mapping[str, int] = field(default_factory=dict)
-
-    def sharing(self, later: bool = False) -> list[tuple[int, CubeStep, list[str]]]:
-        """The post-tabular steps before (or, with ``later``, after) this one that change counts of some of its cubes.
-
-        Each comes with its place in ``steps`` and the ids of the cubes both protect, sorted; a step
-        without ``cubes`` protects every cube of the release.
-        """
-        mine = self._cubes(self.steps[self.index])
-        others = range(self.index + 1, len(self.steps)) if later else range(self.index)
-        found = []
-        for k in others:
-            other = self.steps[k]
-            both = sorted(mine & self._cubes(other))
-            if isinstance(other, CubeStep) and other.changes_counts and both:
-                found.append((k, other, both))
-        return found
-
-    def _cubes(self, step: StepModel) -> frozenset[str]:
-        cubes = step.cubes if isinstance(step, CubeStep) else None
-        return self.cube_ids if cubes is None else frozenset(cubes)
 
 
 @dataclass(frozen=True)
@@ -351,8 +224,3 @@ class MicrodataMethod(Generic[M]):
 
 
 Method = CubeMethod[Any] | MicrodataMethod[Any]
-
-
-def method_name(model: type[StepModel]) -> str:
-    """The literal of a config model's ``method`` field."""
-    return str(typing.get_args(model.model_fields["method"].annotation)[0])

@@ -26,7 +26,7 @@ from cubeguard.ckm.perturb import cell_keys
 from cubeguard.cubes.margins import expand_ranges, sum_ranges
 from cubeguard.errors import InternalError
 from cubeguard.measures.select import DimHierarchy, hierarchies
-from cubeguard.methods.base import CheckContext, Problem
+from cubeguard.methods.context import CheckContext, Problem
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from cubeguard.methods.base import Numbers, StepModel, secret_fields
+from cubeguard.methods.context import Numbers
+from cubeguard.methods.models import StepModel, secret_fields
 
 T = TypeVar("T", bound=StepModel)
 

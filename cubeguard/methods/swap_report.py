@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import CheckContext, Problem, Swapped
+from cubeguard.methods.base import Swapped
+from cubeguard.methods.context import CheckContext, Problem
 
 
 def household_units(

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cubeguard.methods.base import KeyPath, Problem
+from cubeguard.methods.context import KeyPath, Problem
 
 #: Parts of a pydantic error location that name a union member rather than a key.
 _TYPE_TAGS = frozenset(

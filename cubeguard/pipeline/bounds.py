@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from cubeguard.attack.system import Bounder
 from cubeguard.config.load import Release
-from cubeguard.methods.base import StepModel
+from cubeguard.methods.models import StepModel
 from cubeguard.methods.registry import CUBE_METHODS
 
 FloatArray = npt.NDArray[np.float64]

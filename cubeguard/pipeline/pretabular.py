@@ -26,7 +26,9 @@ import pyarrow.parquet as pq
 from cubeguard.config.load import Release
 from cubeguard.cubes.encode import population_mask
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.base import MicrodataMethod, MicrodataStep, Swapped, TableSet
+from cubeguard.methods.base import MicrodataMethod, Swapped
+from cubeguard.methods.context import TableSet
+from cubeguard.methods.models import MicrodataStep
 from cubeguard.methods.registry import MICRODATA_METHODS
 from cubeguard.microdata.read import iter_batches
 from cubeguard.pipeline.resolved_steps import resolved_step

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.base import CubeFunction, CubeStep, StepModel
+from cubeguard.methods.base import CubeFunction
+from cubeguard.methods.models import CubeStep, StepModel
 from cubeguard.methods.registry import CUBE_METHODS, UNION_TAGS
 from cubeguard.methods.resolve import resolve
 from cubeguard.methods.validation import problems

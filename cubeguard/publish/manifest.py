@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cubeguard.config.load import Release
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import StepModel
+from cubeguard.methods.models import StepModel
 from cubeguard.methods.registry import method_of
 from cubeguard.publish.public_store import PublishedCube
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from cubeguard.config.load import Release, load_release
 from cubeguard.config.protection import additive_cubes
-from cubeguard.methods.base import CubeFunction, StepModel
+from cubeguard.methods.base import CubeFunction
+from cubeguard.methods.models import StepModel
 from cubeguard.pipeline.preflight import GivenAs, preflight
 from cubeguard.pipeline.resolved_steps import build_step
 from cubeguard.secrets import SecretResolver

@@ -17,7 +17,8 @@ import xarray as xr
 from pydantic import BaseModel, Strict
 from pydantic.fields import FieldInfo
 
-from cubeguard.methods.base import CubeMethod, Method, secret_fields
+from cubeguard.methods.base import CubeMethod, Method
+from cubeguard.methods.models import secret_fields
 from cubeguard.methods.registry import BY_NAME
 from cubeguard.testing.cubes import build_cube, flat_tree, two_level_tree
 from cubeguard.testing.tiny import CELL_KEY_STEP, TINY_CONFIG

@@ -19,8 +19,9 @@ import xarray as xr
 
 from cubeguard.errors import InternalError
 from cubeguard.gates.additivity import check_additivity
-from cubeguard.methods.base import CubeMethod, secret_fields
+from cubeguard.methods.base import CubeMethod
 from cubeguard.methods.cells import interior, leaf_index, summed
+from cubeguard.methods.models import secret_fields
 from cubeguard.methods.registry import BY_NAME
 from cubeguard.publish.manifest import public_step
 from cubeguard.testing.cubes import build_cube

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cubeguard.cubes.hierarchy import Breakdown
-from cubeguard.methods.base import TableSet
+from cubeguard.methods.context import TableSet
 from cubeguard.methods.safe import SafeStep, apply
 from cubeguard.methods.safe.controlled import weights
 from tests.hierarchies import breakdown_of, classifications, leaf_codes, tabulate_frame

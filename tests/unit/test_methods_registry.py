@@ -11,7 +11,8 @@ import cubeguard.methods
 from cubeguard.config.load import load_release
 from cubeguard.config.models import ReleaseConfig
 from cubeguard.config.reference import json_schema, markdown
-from cubeguard.methods.base import CubeMethod, MicrodataMethod, secret_fields
+from cubeguard.methods.base import CubeMethod, MicrodataMethod
+from cubeguard.methods.models import secret_fields
 from cubeguard.methods.registry import BY_NAME, CUBE_METHODS, METHODS, MICRODATA_METHODS, UNION_TAGS, method_of
 from cubeguard.sweep.grid import STEP_MODELS
 

@@ -12,7 +12,7 @@ from cubeguard.config import ConfigError, load_release
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.spec import BreakdownSpec, CodeSpec, VariableSpec
 from cubeguard.errors import CubeguardError
-from cubeguard.methods.base import TableSet
+from cubeguard.methods.context import TableSet
 from cubeguard.methods.safe import (
     Dimension,
     SafeStep,

@@ -14,7 +14,7 @@ from cubeguard.config import load_release
 from cubeguard.config.reference import json_schema, markdown
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+CONFIGS = sorted(p for p in (ROOT / "configs").glob("*.yaml") if not p.name.startswith("."))  # not a scratch config
 SHARED = ROOT.parent / "shared"
 
 

@@ -8,9 +8,10 @@ import xarray as xr
 from cubeguard.errors import InternalError
 from cubeguard.methods.barnardisation.kernel import barnardise
 from cubeguard.methods.barnardisation.model import BarnardisationStep
-from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, by_value, open_margins
 from cubeguard.methods.cells import change_interior, last_step_problems
+from cubeguard.methods.context import CheckContext, Problem
 
 
 def barnardise_cube(cube: xr.Dataset, p: float, seed: int | None) -> xr.Dataset:

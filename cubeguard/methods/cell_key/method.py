@@ -20,9 +20,10 @@ from cubeguard.ckm.ptable import PTable, PTableParams, create_cnt_ptable
 from cubeguard.ckm.ptable_io import read_ptable
 from cubeguard.cubes.values import input_names, stored_cells, sum_name, unperturbed
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.methods.base import BoundsFunction, CellFunction, CheckContext, CubeFunction, Magnitude, Problem
+from cubeguard.methods.base import BoundsFunction, CellFunction, CubeFunction, Magnitude
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, by_value
 from cubeguard.methods.cell_key.model import CellKeyStep, MagnitudeSpec
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.validation import problems
 
 

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from cubeguard.ckm.magnitude import MagnitudeParams
 from cubeguard.ckm.ptable import PTableParams
-from cubeguard.methods.base import CubeStep
+from cubeguard.methods.models import CubeStep
 from cubeguard.secrets import EnvSecret, PrefectSecret
 
 _PT = PTableParams.model_fields

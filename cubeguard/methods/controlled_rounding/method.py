@@ -11,9 +11,10 @@ import xarray as xr
 
 from cubeguard.errors import CubeguardError
 from cubeguard.measures.select import DimHierarchy, hierarchies
-from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import last_step_problems, publish
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.controlled_rounding.existence import Existence, zero_restricted
 from cubeguard.methods.controlled_rounding.hold import held_cells
 from cubeguard.methods.controlled_rounding.kernel import Solution, controlled_round

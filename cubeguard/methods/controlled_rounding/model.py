@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from cubeguard.methods.base import CubeStep
 from cubeguard.methods.fields import base_field
+from cubeguard.methods.models import CubeStep
 
 StopRule = Literal["optimal", "first_feasible", "time_limit"]
 Fallback = Literal["none", "rapid"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import xarray as xr
 
-from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets
 from cubeguard.methods.cells import last_step_problems
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.conventional_rounding.kernel import round_to_base
 from cubeguard.methods.conventional_rounding.model import ConventionalRoundingStep
 

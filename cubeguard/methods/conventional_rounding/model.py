@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from cubeguard.methods.base import CubeStep
 from cubeguard.methods.fields import base_field
+from cubeguard.methods.models import CubeStep
 
 
 class ConventionalRoundingStep(CubeStep):

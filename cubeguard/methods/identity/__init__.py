@@ -6,8 +6,9 @@ from typing import ClassVar, Literal
 
 import xarray as xr
 
-from cubeguard.methods.base import BoundsFunction, CubeFunction, CubeMethod, CubeStep
+from cubeguard.methods.base import BoundsFunction, CubeFunction, CubeMethod
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, exact
+from cubeguard.methods.models import CubeStep
 
 
 class IdentityStep(CubeStep):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cubeguard.methods.base import CheckContext, Problem, Swapped
+from cubeguard.methods.base import Swapped
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.ons_communal_swap.kernel import CANDIDATES_USED, NO_CANDIDATE, ons_communal_swap
 from cubeguard.methods.ons_communal_swap.model import OnsCommunalSwapStep
 from cubeguard.methods.swap_report import counts, needs_household_id, swapped

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cubeguard.methods.base import MicrodataStep
+from cubeguard.methods.models import MicrodataStep
 from cubeguard.secrets import EnvSecret, PrefectSecret
 from cubeguard.swap.common import ColumnName, Columns
 

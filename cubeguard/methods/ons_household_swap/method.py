@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cubeguard.methods.base import CheckContext, Problem, Swapped
+from cubeguard.methods.base import Swapped
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.ons_household_swap.kernel import ons_household_swap
 from cubeguard.methods.ons_household_swap.model import OnsHouseholdSwapStep
 from cubeguard.methods.swap_report import counts, household_units, needs_household_id, swapped

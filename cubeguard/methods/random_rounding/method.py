@@ -8,9 +8,10 @@ import xarray as xr
 
 from cubeguard.ckm.keys import KeyScale
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import BoundsFunction, CellFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CellFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import change_interior, last_step_problems, publish, uniforms
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.random_rounding.kernel import random_round
 from cubeguard.methods.random_rounding.model import RandomRoundingStep
 

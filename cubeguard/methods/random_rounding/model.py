@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from cubeguard.methods.base import CubeStep
 from cubeguard.methods.fields import CellSeed, base_field
+from cubeguard.methods.models import CubeStep
 
 
 class RandomRoundingStep(CubeStep):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cubeguard.methods.base import CheckContext, Problem, Swapped
+from cubeguard.methods.base import Swapped
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.random_swap.kernel import random_swap
 from cubeguard.methods.random_swap.model import RandomSwapStep
 from cubeguard.methods.swap_report import household_units, joined, needs_household_id, swapped

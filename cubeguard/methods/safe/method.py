@@ -14,7 +14,8 @@ import pyarrow as pa
 from cubeguard.cubes.encode import population_mask
 from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import CheckContext, Problem, Swapped, TableSet
+from cubeguard.methods.base import Swapped
+from cubeguard.methods.context import CheckContext, Problem, TableSet
 from cubeguard.methods.safe.controlled import Controlled, Dimension, build
 from cubeguard.methods.safe.deviations import cell_identity, deviation_tables
 from cubeguard.methods.safe.elementary import POPULATION, Elementary, elementary

@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, model_validator
 
 from cubeguard.cubes.spec import Frozen
-from cubeguard.methods.base import MicrodataStep, TableSet
+from cubeguard.methods.context import TableSet
+from cubeguard.methods.models import MicrodataStep
 
 
 class Bounds(Frozen):

@@ -7,9 +7,10 @@ import xarray as xr
 
 from cubeguard.errors import InternalError
 from cubeguard.measures.select import hierarchies
-from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import control_groups, interior, last_step_problems, leaf_index, publish, summed, uniforms
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.semi_controlled_rounding.kernel import semi_controlled_round
 from cubeguard.methods.semi_controlled_rounding.model import SemiControlledRoundingStep
 

@@ -6,9 +6,10 @@ import numpy as np
 import xarray as xr
 
 from cubeguard.errors import InternalError
-from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, Problem
+from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, by_value, open_margins
 from cubeguard.methods.cells import change_interior, last_step_problems
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.small_cell_adjustment.kernel import adjust_small_cells
 from cubeguard.methods.small_cell_adjustment.model import SmallCellAdjustmentStep
 

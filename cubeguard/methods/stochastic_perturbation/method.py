@@ -12,7 +12,7 @@ import xarray as xr
 
 from cubeguard.errors import CubeguardError, InternalError
 from cubeguard.measures.select import hierarchies
-from cubeguard.methods.base import BoundsFunction, CheckContext, CubeFunction, KeyPath, Problem
+from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, by_value, open_margins
 from cubeguard.methods.cells import (
     FloatArray,
@@ -27,6 +27,7 @@ from cubeguard.methods.cells import (
     summed_real,
     uniforms,
 )
+from cubeguard.methods.context import CheckContext, KeyPath, Problem
 from cubeguard.methods.stochastic_perturbation.hold import Held, held_tables
 from cubeguard.methods.stochastic_perturbation.kernel import Perturbation, perturb
 from cubeguard.methods.stochastic_perturbation.model import StochasticPerturbationStep

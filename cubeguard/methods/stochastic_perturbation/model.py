@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from cubeguard.methods.base import CubeStep
 from cubeguard.methods.fields import CellSeed, Control, ControlDepth
+from cubeguard.methods.models import CubeStep
 from cubeguard.secrets import EnvSecret, PrefectSecret
 
 Diagonal = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)] | EnvSecret | PrefectSecret

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cubeguard.methods.base import CheckContext, Problem, Swapped
+from cubeguard.methods.base import Swapped
+from cubeguard.methods.context import CheckContext, Problem
 from cubeguard.methods.swap_report import counts, household_units, needs_household_id, swapped
 from cubeguard.methods.targeted_swap.kernel import targeted_swap
 from cubeguard.methods.targeted_swap.model import TargetedSwapStep, cap_column

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from cubeguard.methods.base import MicrodataStep
 from cubeguard.methods.fields import HouseholdId, Where
+from cubeguard.methods.models import MicrodataStep
 from cubeguard.secrets import EnvSecret, PrefectSecret
 from cubeguard.swap.common import Columns, duplicates
 
