@@ -207,23 +207,27 @@ def sweep(config: Path, grid: Path = typer.Option(..., "--grid", help="YAML grid
 
 @app.command()
 @user_errors
-def serve(
+def deploy(
+    ctx: typer.Context,
     config: Path,
     name: str = typer.Option(None, help="Deployment name (default: the release name)."),
     cron: str = typer.Option(None, help="Schedule, e.g. '0 2 * * 1' for Mondays at 02:00."),
     log_json: bool = typer.Option(False, "--log-json", help=LOG_JSON_HELP),
 ) -> None:
-    """Serve the release as a Prefect deployment (schedules, reruns from the UI) until stopped.
+    """Register the release as a Prefect deployment and run its runs (schedules, reruns from the UI) until stopped.
 
-    Needs a Prefect server: start one with ``cubeguard server`` and set PREFECT_API_URL as it says.
+    Needs a Prefect server: start one with ``cubeguard prefect-server`` and set PREFECT_API_URL as it says.
     """
+    _renamed_from(ctx, "serve", "deploy")
     _json_logs(log_json)
     import os
 
     from cubeguard.errors import CubeguardError
 
     if not os.environ.get("PREFECT_API_URL"):
-        raise CubeguardError("set PREFECT_API_URL to a Prefect server (start one with 'cubeguard server') first")
+        raise CubeguardError(
+            "set PREFECT_API_URL to a Prefect server (start one with 'cubeguard prefect-server') first"
+        )
     prefect_env()
     from flows.deploy import serve_release
 
@@ -378,6 +382,12 @@ def tables(
     uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning", proxy_headers=False)
 
 
+def _renamed_from(ctx: typer.Context, old: str, new: str) -> None:
+    """Say so on stderr when a command is called by its name before the rename (``serve``, ``server``)."""
+    if ctx.info_name == old:
+        typer.echo(f"'cubeguard {old}' is now 'cubeguard {new}'; the old name will go", err=True)
+
+
 def _json_logs(wanted: bool) -> None:
     """``--log-json``: the run's or service's log lines as JSON on stderr, in this process and its children."""
     if wanted:
@@ -404,9 +414,10 @@ def _check_port(host: str, port: int) -> None:
             ) from None
 
 
-@app.command()
-def server(port: int = typer.Option(4200), host: str = typer.Option("127.0.0.1")) -> None:
+@app.command("prefect-server")
+def prefect_server(ctx: typer.Context, port: int = typer.Option(4200), host: str = typer.Option("127.0.0.1")) -> None:
     """Start a local Prefect server with its UI (SQLite under .cubeguard/prefect)."""
+    _renamed_from(ctx, "server", "prefect-server")
     import os
     import subprocess
     import sys
@@ -680,6 +691,10 @@ def schema(out_file: Path = typer.Option(Path("docs/release-config.schema.json")
     md = write_reference(out_file)
     out.print(f"[green]Wrote[/] {out_file} and {md}")
 
+
+# The names before issue 36 renamed them (serve, server, too close to tables), hidden, for scripts.
+app.command("serve", hidden=True)(deploy)
+app.command("server", hidden=True)(prefect_server)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

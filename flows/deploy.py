@@ -1,6 +1,6 @@
 """Serve the release flow as a Prefect deployment: scheduled runs and reruns from the Prefect UI.
 
-``cubeguard serve CONFIG`` registers a deployment named after the release, with the config path
+``cubeguard deploy CONFIG`` registers a deployment named after the release, with the config path
 as its default parameter, an optional cron schedule, and waits for runs. A run started from the
 UI may change ``overrides`` (e.g. ``{"steps[0].js": 3}``), ``release_id`` or ``fresh``; every run,
 scheduled or manual, goes through the same gates, publishing and audit record.

@@ -76,7 +76,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 def serve_and_run(
     folder: Path, env: dict[str, str], trigger: str, params: dict[str, Any], serving: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """``cubeguard serve tiny.yaml`` in ``folder``, then ``trigger`` run with ``params``; what it printed.
+    """``cubeguard deploy tiny.yaml`` in ``folder``, then ``trigger`` run with ``params``; what it printed.
 
     ``env`` is the server's client environment; the serving process also gets ``serving`` (secrets,
     log levels). ``trigger`` is a Python script that runs the deployment as the UI's "Custom run"
@@ -84,7 +84,7 @@ def serve_and_run(
     """
     with (folder / "serve.log").open("w") as log:
         serve = subprocess.Popen(
-            [sys.executable, "-m", "cli.main", "serve", "tiny.yaml"],
+            [sys.executable, "-m", "cli.main", "deploy", "tiny.yaml"],
             cwd=folder, env={**env, **(serving or {})}, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:

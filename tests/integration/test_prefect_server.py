@@ -1,4 +1,4 @@
-"""A real local Prefect server: ``cubeguard serve`` registers the deployment, a UI-style run changes a parameter."""
+"""A real local Prefect server: ``cubeguard deploy`` registers the deployment, a UI-style run changes a parameter."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A release run from the Prefect UI shows its steps and gate verdict in the run's Logs tab, and no secret.
 
-A real Prefect server (with its UI) serves the tiny release through ``cubeguard serve``; a run is
+A real Prefect server (with its UI) serves the tiny release through ``cubeguard deploy``; a run is
 started as the UI's "Custom run" starts one (``run_deployment`` with a changed parameter). The
 config takes the cell key D and V and the record-key seed by reference from environment variables
 of the serving process, with fresh distinctive values, so the logs have something to leak.

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_prefect_server import _wait
+from tests.prefect_server import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
@@ -114,10 +114,10 @@ def test_every_code_block_of_the_tutorial_runs_as_written(folder: Path) -> None:
                     )
                 if step.url:
                     url = step.url
-                    _wait(lambda url=url: _answers(url), f"step {number} at {url}", 300)
+                    wait_for(lambda url=url: _answers(url), f"step {number} at {url}", 300)
                 else:
                     text = step.text or ""
-                    _wait(
+                    wait_for(
                         lambda log=log, text=text: text in log.read_text(errors="replace"),
                         f"step {number}: {text}",
                         300,
