@@ -46,9 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._measure import machine, stage, write_results
 from benchmarks.bench_measures import tree
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.errors import CubeguardError
 from cubeguard.gates.additivity import check_additivity
-from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.cells import interior, leaf_index
 from cubeguard.methods.controlled_rounding import REPORT_ATTR, ControlledRoundingStep, controlled_round, round_cube
 from cubeguard.methods.controlled_rounding.partition import rapid

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._measure import machine, write_results
 from benchmarks.controlled_rounding import _hier, seed000_cube
 from benchmarks.rounding import make_table
-from cubeguard.measures.select import DimHierarchy
+from cubeguard.cubes.tree import DimHierarchy
 from cubeguard.methods.controlled_rounding.existence import zero_restricted
 from cubeguard.methods.controlled_rounding.kernel import controlled_round
 

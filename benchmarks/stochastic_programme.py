@@ -101,8 +101,8 @@ def agreement(cubes: dict[str, xr.Dataset], hold: list[list[str]]) -> dict[str, 
 def facts(stores: dict[str, str], hold: list[list[str]]) -> dict[str, Any]:
     """Additivity, NUTS 2 totals, small cells changed and cross-cube agreement, from the two stores."""
     from cubeguard.cubes.store import list_cubes, open_cube
+    from cubeguard.cubes.tree import hierarchies
     from cubeguard.gates.additivity import check_additivity
-    from cubeguard.measures.select import hierarchies
     from cubeguard.methods.cells import interior, leaf_index
 
     original_store, protected_store = Path(stores["original"]), Path(stores["protected"])

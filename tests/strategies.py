@@ -1,6 +1,6 @@
 """Hypothesis strategies for small random cubes that follow the cube convention.
 
-A cube (see cubeguard.measures.select) is an ``xarray.Dataset`` with one dimension per breakdown
+A cube (see cubeguard.cubes.tree) is an ``xarray.Dataset`` with one dimension per breakdown
 whose index coordinate holds every code (total and subtotals included, in pre-order), with
 ``f"{dim}.parent"`` and ``f"{dim}.depth"`` coordinates, and data variables ``count`` (int64) and
 ``key_sum`` (uint64). :func:`cubes` draws random hierarchies and random interior counts and sums

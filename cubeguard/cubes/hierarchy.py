@@ -3,7 +3,9 @@
 A breakdown (an EU "breakdown code" such as AGE.M) is a selection of a variable's hierarchy that is
 closed under "parent of". Its coordinate lists the selected codes in pre-order, so every code covers
 a *contiguous* range of the bottom codes; margins are then differences of prefix sums along an axis,
-which is exact in integer arithmetic and needs no re-reading of the microdata.
+which is exact in integer arithmetic and needs no re-reading of the microdata. A breakdown's code tree
+is :attr:`Breakdown.tree`, the same :class:`~cubeguard.cubes.tree.DimHierarchy` that
+:func:`~cubeguard.cubes.tree.hierarchies` reads back from the cube.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cubeguard.cubes.spec import VariableSpec
+from cubeguard.cubes.tree import DimHierarchy
 from cubeguard.errors import CubeguardError
 
 IntArray = npt.NDArray[np.int64]
@@ -78,6 +81,24 @@ class Breakdown:
     def depths(self) -> list[int]:
         """Depth of each of :attr:`codes` (0 for the total)."""
         return [self.classification.depth[i] for i in self.selected]
+
+    @cached_property
+    def tree(self) -> DimHierarchy:
+        """The code tree of the breakdown's dimension: :attr:`codes`, parent positions and depths, in pre-order.
+
+        Equal to :func:`~cubeguard.cubes.tree.hierarchies` of a cube tabulated with this breakdown,
+        so holders of a breakdown and of a cube work on one tree type; its leaves are the bottom
+        codes and its :attr:`~cubeguard.cubes.tree.DimHierarchy.leaf_ranges` are (:attr:`lo`, :attr:`hi`).
+        The arrays are read-only: the tree is cached and shared.
+        """
+        c = self.classification
+        at = np.full(len(c.codes), -1, dtype=np.int64)
+        at[list(self.selected)] = np.arange(len(self.selected), dtype=np.int64)
+        up = np.array([c.parent[i] for i in self.selected], dtype=np.int64)
+        parent = np.where(up >= 0, at[up], -1).astype(np.int64)
+        depth = np.array(self.depths, dtype=np.int64)
+        parent.flags.writeable = depth.flags.writeable = False
+        return DimHierarchy(dim=self.id, codes=tuple(self.codes), parent=parent, depth=depth)
 
     @property
     def n_bottom(self) -> int:

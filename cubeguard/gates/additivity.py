@@ -1,7 +1,7 @@
 """Additivity: every total and subtotal equals the sum of its children, along every dimension.
 
 A cube holds its margins in pre-order along each dimension, with a ``<dim>.parent`` coordinate
-(:mod:`cubeguard.measures.select`), so a published table is additive when, for every dimension and
+(:mod:`cubeguard.cubes.tree`), so a published table is additive when, for every dimension and
 every code with children along it, the cell equals the sum of its children's cells with the other
 coordinates fixed. Handbook on SDC v2 (Hundepool et al. 2024), 5.4: the cell key method gives up
 additivity, controlled rounding (5.5) keeps it; releases that promise additive tables require it.
@@ -235,7 +235,7 @@ def check_additivity(cube: xr.Dataset, *, slab_cells: int = DEFAULT_SLAB_CELLS) 
 
     Raises:
         GateInputError: if the cube has no ``count`` or a count is missing.
-        cubeguard.measures.errors.InvalidCubeError: if a dimension breaks the cube convention.
+        cubeguard.cubes.tree.InvalidCubeError: if a dimension breaks the cube convention.
 
     Examples:
         >>> import numpy as np, xarray as xr

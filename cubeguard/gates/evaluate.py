@@ -137,7 +137,7 @@ def evaluate_cube(
 
     Raises:
         GateInputError: if a cube has no ``count``, a count is missing, or the cubes' cells differ.
-        cubeguard.measures.errors.InvalidCubeError: if a dimension breaks the cube convention.
+        cubeguard.cubes.tree.InvalidCubeError: if a dimension breaks the cube convention.
     """
     lay, o, p = layout(original, protected)
     values = ValueTally() if gates.forbidden_values else None

@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.errors import CubeguardError
-from cubeguard.measures.select import hierarchies
 
 DEFAULT_SLAB_CELLS = 4_000_000
 IntArray = npt.NDArray[np.int64]
@@ -64,7 +64,7 @@ def layout(original: xr.Dataset, protected: xr.Dataset) -> tuple[Layout, xr.Data
 
     Raises:
         GateInputError: if a cube has no ``count``, or the two differ in dimensions or codes.
-        cubeguard.measures.errors.InvalidCubeError: if a dimension breaks the cube convention.
+        cubeguard.cubes.tree.InvalidCubeError: if a dimension breaks the cube convention.
     """
     o, p = _count(original, "original"), _count(protected, "protected")
     if set(o.dims) != set(p.dims):

@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
-from cubeguard.measures.errors import CubeMismatchError, InvalidCubeError, NegativeCountError
+from cubeguard.cubes.tree import InvalidCubeError
+from cubeguard.measures.errors import CubeMismatchError, NegativeCountError
 
 Counts: TypeAlias = "xr.Dataset | xr.DataArray | npt.ArrayLike"
 NumArray: TypeAlias = npt.NDArray[Any]

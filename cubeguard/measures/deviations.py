@@ -26,9 +26,9 @@ import numpy.typing as npt
 import pandas as pd
 import xarray as xr
 
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.measures._arrays import count_array, pair
 from cubeguard.measures.errors import MeasureConfigError
-from cubeguard.measures.select import hierarchies
 
 
 class SizeTables(NamedTuple):

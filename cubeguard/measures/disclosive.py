@@ -32,9 +32,10 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
 from cubeguard.measures.errors import MeasureConfigError
-from cubeguard.measures.select import DimHierarchy, check_dims, hierarchies
+from cubeguard.measures.select import check_dims
 
 _SHORT_RUN = 1024  # bytes: runs of contiguous cells shorter than this are processed level by level
 

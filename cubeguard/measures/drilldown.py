@@ -36,9 +36,9 @@ import numpy.typing as npt
 import pandas as pd
 import xarray as xr
 
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
 from cubeguard.measures.errors import CubeMismatchError, MeasureConfigError
-from cubeguard.measures.select import hierarchies
 
 #: Cells per block read at once (a block is at least one row of the first dimension).
 BLOCK_CELLS = 2_000_000

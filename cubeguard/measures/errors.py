@@ -1,10 +1,10 @@
-"""Mistakes a user can make when measuring a protected cube (all :class:`CubeguardError`)."""
+"""Mistakes a user can make when measuring a protected cube (all :class:`CubeguardError`).
+
+A cube that breaks the cube convention raises :class:`cubeguard.cubes.tree.InvalidCubeError`, where
+the convention is read.
+"""
 
 from cubeguard.errors import CubeguardError
-
-
-class InvalidCubeError(CubeguardError):
-    """A cube lacks what the cube convention requires (hierarchy coordinates, one total)."""
 
 
 class CubeMismatchError(CubeguardError):

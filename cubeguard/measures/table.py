@@ -30,6 +30,7 @@ import pandas as pd
 import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cubeguard.cubes.tree import DimHierarchy, IntArray, InvalidCubeError, hierarchies
 from cubeguard.errors import CubeguardError
 from cubeguard.measures import (
     association,
@@ -44,8 +45,8 @@ from cubeguard.measures import (
     variance,
 )
 from cubeguard.measures._arrays import NumArray, check_same_cells, count_array, numeric
-from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
-from cubeguard.measures.select import DimHierarchy, IntArray, hierarchies, scope_label, scope_positions, take
+from cubeguard.measures.errors import MeasureConfigError
+from cubeguard.measures.select import scope_label, scope_positions, take
 from cubeguard.measures.transitions import Transitions, with_stayers
 
 MeasureName = Literal[

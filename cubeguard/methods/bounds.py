@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
-from cubeguard.measures.select import hierarchies
+from cubeguard.cubes.tree import hierarchies
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -9,7 +9,7 @@ of them; Shlomo and Young 2008, as in Shlomo 2009, 3.2.1) or a seeded stream.
 
 The margins are summed by the tabulation's kernel (:mod:`cubeguard.cubes.margins`): a cube lists
 its codes in pre-order, so the leaves below each code are a range of the interior
-(:attr:`~cubeguard.measures.select.DimHierarchy.leaf_ranges`).
+(:attr:`~cubeguard.cubes.tree.DimHierarchy.leaf_ranges`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import xarray as xr
 
 from cubeguard.ckm.perturb import cell_keys
 from cubeguard.cubes.margins import expand_ranges, sum_ranges
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.errors import InternalError
-from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.context import CheckContext, Problem
 
 IntArray = npt.NDArray[np.int64]
@@ -48,7 +48,7 @@ def interior(values: npt.NDArray[_Cell], index: tuple[IntArray, ...]) -> npt.NDA
 def summed(cube: xr.Dataset, inner: IntArray, found: dict[str, DimHierarchy] | None = None) -> IntArray:
     """The whole cube (totals and subtotals included) as exact sums of ``inner``, its interior cells.
 
-    ``found`` is the cube's :func:`~cubeguard.measures.select.hierarchies`, when the caller has them.
+    ``found`` is the cube's :func:`~cubeguard.cubes.tree.hierarchies`, when the caller has them.
     """
     return sum_up(np.asarray(inner, dtype=np.int64), _along(cube, found))
 
@@ -67,7 +67,7 @@ def _along(cube: xr.Dataset, found: dict[str, DimHierarchy] | None) -> list[DimH
 def sum_up(inner: npt.NDArray[_Real], hier: Sequence[DimHierarchy]) -> npt.NDArray[_Real]:
     """Every cell (totals and subtotals) from the interior ``inner``: each code the sum of the leaves below it.
 
-    One axis after the other, each code summing its :attr:`~cubeguard.measures.select.DimHierarchy.leaf_ranges`:
+    One axis after the other, each code summing its :attr:`~cubeguard.cubes.tree.DimHierarchy.leaf_ranges`:
     integers as differences of prefix sums (exact, :func:`~cubeguard.cubes.margins.expand_ranges`),
     floats directly (:func:`~cubeguard.cubes.margins.sum_ranges`: a difference of prefix sums
     is not the direct sum to the bit, and the published floats must not change).

@@ -1,6 +1,6 @@
 """Hand-built cubes for tests and benchmarks: code hierarchies and cubes summed up every hierarchy.
 
-A cube (see :mod:`cubeguard.measures.select`) is an ``xarray.Dataset`` with one dimension per
+A cube (see :mod:`cubeguard.cubes.tree`) is an ``xarray.Dataset`` with one dimension per
 breakdown whose index coordinate holds every code (total and subtotals included, in pre-order),
 with ``f"{dim}.parent"`` and ``f"{dim}.depth"`` coordinates, and data variables ``count`` (int64)
 and ``key_sum`` (uint64). The Hypothesis strategies that draw such cubes are in the tests

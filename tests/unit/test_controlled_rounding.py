@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cubeguard.config import load_release
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.errors import CubeguardError
 from cubeguard.gates.additivity import check_additivity
-from cubeguard.measures.select import hierarchies
 from cubeguard.methods.cells import interior, leaf_index, summed
 from cubeguard.methods.controlled_rounding import (
     METHOD,

@@ -12,9 +12,9 @@ import xarray as xr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.errors import CubeguardError
 from cubeguard.gates.additivity import check_additivity
-from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods import cells
 from cubeguard.methods.controlled_rounding import (
     REPORT_ATTR,

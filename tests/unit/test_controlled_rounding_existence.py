@@ -11,8 +11,8 @@ import xarray as xr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.errors import CubeguardError
-from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.controlled_rounding import REPORT_ATTR, ControlledRoundingStep, existence, method, round_cube
 from cubeguard.methods.controlled_rounding.existence import zero_restricted
 from cubeguard.methods.controlled_rounding.kernel import Solution, additivity_rows, controlled_round

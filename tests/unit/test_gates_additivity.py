@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cubeguard.cubes.tree import InvalidCubeError
 from cubeguard.gates.additivity import check_additivity
 from cubeguard.gates.slabs import GateInputError
-from cubeguard.measures.errors import InvalidCubeError
 from tests.strategies import build_cube, cubes, flat_tree, override
 
 

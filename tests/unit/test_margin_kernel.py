@@ -15,8 +15,8 @@ import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.errors import InternalError
-from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.cells import summed, summed_real
 from cubeguard.methods.controlled_rounding.partition import rapid
 from cubeguard.testing.cubes import Tree, build_cube, two_level_tree

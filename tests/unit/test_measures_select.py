@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cubeguard.cubes.tree import InvalidCubeError, hierarchies
 from cubeguard.measures import select
 from cubeguard.measures.distance import absolute_distance
-from cubeguard.measures.errors import InvalidCubeError, MeasureConfigError
+from cubeguard.measures.errors import MeasureConfigError
 from tests.strategies import Tree, build_cube, flat_tree
 
 # A (T: a1, a2) x B (T: b1, b2, b3); interior [[3, 0, 1], [2, 5, 0]]. Summed up:
@@ -64,13 +65,13 @@ def test_missing_hierarchy_coordinates_are_all_reported() -> None:
 def test_two_totals_are_rejected() -> None:
     bad = CUBE.assign_coords({"A.parent": ("A", np.array(["", "", "T"], dtype=object))})
     with pytest.raises(InvalidCubeError, match="needs exactly one total"):
-        select.hierarchies(bad)
+        hierarchies(bad)
 
 
 def test_unknown_parent_is_rejected() -> None:
     bad = CUBE.assign_coords({"B.parent": ("B", np.array(["", "T", "X", "T"], dtype=object))})
     with pytest.raises(InvalidCubeError, match=r"parent codes that are not codes of it: \['X'\]"):
-        select.hierarchies(bad)
+        hierarchies(bad)
 
 
 def test_unknown_margin_dimension_is_rejected() -> None:
@@ -81,13 +82,13 @@ def test_unknown_margin_dimension_is_rejected() -> None:
 def test_a_code_listed_twice_is_rejected() -> None:
     bad = CUBE.assign_coords(B=np.array(["T", "b1", "b1", "b3"], dtype=object))
     with pytest.raises(InvalidCubeError, match="dimension 'B' lists a code twice"):
-        select.hierarchies(bad)
+        hierarchies(bad)
 
 
 def test_depth_must_follow_the_parents() -> None:
     bad = CUBE.assign_coords({"A.depth": ("A", np.array([0, 1, 2]))})
     with pytest.raises(InvalidCubeError, match="dimension 'A' has a depth that is not its parent's depth plus one"):
-        select.hierarchies(bad)
+        hierarchies(bad)
 
 
 def test_a_cube_without_count_is_rejected() -> None:

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from cubeguard.measures.errors import CubeMismatchError, InvalidCubeError, MeasureConfigError
+from cubeguard.cubes.tree import InvalidCubeError
+from cubeguard.measures.errors import CubeMismatchError, MeasureConfigError
 from cubeguard.measures.table import MEASURE_KEYS, MeasureName, MeasureSpec, measure_cube, measure_cubes
 from tests.strategies import build_cube, flat_tree, override
 

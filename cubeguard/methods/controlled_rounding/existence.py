@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from cubeguard.measures.select import DimHierarchy
+from cubeguard.cubes.tree import DimHierarchy
 from cubeguard.methods.controlled_rounding.kernel import IntArray
 
 
@@ -43,7 +43,7 @@ def zero_restricted(
 ) -> Existence:
     """Whether ``counts`` (every cell of the table) has a zero-restricted rounding to ``base``, cells ``fixed`` (>= 0) held.
 
-    >>> from cubeguard.measures.select import DimHierarchy
+    >>> from cubeguard.cubes.tree import DimHierarchy
     >>> flat = DimHierarchy("V", ("T", "a", "b"), np.array([-1, 0, 0]), np.array([0, 1, 1]))
     >>> zero_restricted(np.array([2, 1, 1]), [flat], 3, 10.0).answer  # 3 = 3 + 0 or 0 + 3
     'exists'

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cubeguard.measures.select import DimHierarchy
+from cubeguard.cubes.tree import DimHierarchy
 from cubeguard.methods.cells import held_sets
 from cubeguard.methods.controlled_rounding.kernel import IntArray, Solution, controlled_round
 

@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from cubeguard.cubes.tree import DimHierarchy
 from cubeguard.errors import InternalError
-from cubeguard.measures.select import DimHierarchy
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -303,7 +303,7 @@ def controlled_round(
     -1 keep that published value (see :func:`build_program`). ``least`` skips fewer steps, known
     to admit no rounding.
 
-    >>> from cubeguard.measures.select import DimHierarchy
+    >>> from cubeguard.cubes.tree import DimHierarchy
     >>> flat = DimHierarchy("D", ("T", "a", "b"), np.array([-1, 0, 0]), np.array([0, 1, 1]))
     >>> controlled_round(np.array([7, 4, 3]), [flat], 3).published.tolist()
     [6, 3, 3]

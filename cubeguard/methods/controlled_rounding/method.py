@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import xarray as xr
 
+from cubeguard.cubes.tree import DimHierarchy, hierarchies
 from cubeguard.errors import CubeguardError
-from cubeguard.measures.select import DimHierarchy, hierarchies
 from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import last_step_problems, publish

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from cubeguard.measures.select import DimHierarchy
+from cubeguard.cubes.tree import DimHierarchy
 from cubeguard.methods.cells import sum_up
 from cubeguard.methods.controlled_rounding.kernel import IntArray, Solution, controlled_round
 
@@ -305,7 +305,7 @@ def _solve_block(
 def rapid(counts: IntArray, hier: Sequence[DimHierarchy], base: int) -> IntArray:
     """The RAPID solution (Handbook on SDC v2, 5.5.1.1): interior cells to the nearest multiple (half up), totals summed.
 
-    >>> from cubeguard.measures.select import DimHierarchy
+    >>> from cubeguard.cubes.tree import DimHierarchy
     >>> flat = DimHierarchy("D", ("T", "a", "b", "c"), np.array([-1, 0, 0, 0]), np.array([0, 1, 1, 1]))
     >>> rapid(np.array([5, 2, 2, 1]), [flat], 3).tolist()
     [6, 3, 3, 0]

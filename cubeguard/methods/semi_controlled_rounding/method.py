@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.errors import InternalError
-from cubeguard.measures.select import hierarchies
 from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, IntArray, offsets, open_margins
 from cubeguard.methods.cells import control_groups, interior, last_step_problems, leaf_index, publish, summed, uniforms

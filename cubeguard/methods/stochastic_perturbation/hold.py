@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from cubeguard.measures.select import hierarchies
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.methods.cells import IntArray, held_sets
 from cubeguard.methods.stochastic_perturbation.restore import Table, labels_over
 

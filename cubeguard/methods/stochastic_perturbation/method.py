@@ -10,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from cubeguard.cubes.tree import hierarchies
 from cubeguard.errors import CubeguardError, InternalError
-from cubeguard.measures.select import hierarchies
 from cubeguard.methods.base import BoundsFunction, CubeFunction
 from cubeguard.methods.bounds import BoolArray, Bounds, by_value, open_margins
 from cubeguard.methods.cells import (
