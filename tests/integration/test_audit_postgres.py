@@ -104,27 +104,50 @@ def test_a_database_that_is_down_stops_the_release_before_any_work(tiny_release:
     assert not (tiny_release.parent / "out").exists()  # nothing written
 
 
-def test_a_connection_killed_at_the_audit_append_publishes_nothing(
-    tiny_release: Path, postgres: Server, pg_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    database = pg_url.rsplit("/", 1)[1]
+def _dropped_at_the_publish_append(postgres: Server, database: str, refuse: bool) -> object:
+    """AuditStore.append that first drops every connection of ``database`` (and, with ``refuse``, takes no new one)."""
     append = store_module.AuditStore.append
 
-    def killed_then_append(self: AuditStore, record: object) -> object:
+    def dropped_then_append(self: AuditStore, record: object) -> object:
         if record.outcome == "published":  # type: ignore[attr-defined]
             with postgres.admin() as admin:  # the database drops every connection of the store
+                if refuse:
+                    admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
                 admin.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
                     (database,),
                 )
         return append(self, record)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store_module.AuditStore, "append", killed_then_append)
-    with pytest.raises(CubeguardError) as failed:
-        _release(tiny_release, "pg2", pg_url)
+    return dropped_then_append
+
+
+def test_a_database_gone_at_the_audit_append_publishes_nothing(
+    tiny_release: Path, postgres: Server, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = pg_url.rsplit("/", 1)[1]
+    monkeypatch.setattr(store_module.AuditStore, "append", _dropped_at_the_publish_append(postgres, database, True))
+    try:
+        with pytest.raises(CubeguardError) as failed:
+            _release(tiny_release, "pg2", pg_url)
+    finally:
+        with postgres.admin() as admin:
+            admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
     assert str(failed.value).startswith("audit store postgresql://postgres@127.0.0.1:")
     published = tiny_release.parent / "out" / "published"
     assert not (published / "pg2").exists() and not [p for p in published.glob("*") if not p.name.startswith(".")]
+
+
+def test_a_connection_dropped_while_idle_is_replaced_and_the_release_recorded(
+    tiny_release: Path, postgres: Server, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database dropped the store's pooled connections but still answers: a new one is used (pre-ping)."""
+    database = pg_url.rsplit("/", 1)[1]
+    monkeypatch.setattr(store_module.AuditStore, "append", _dropped_at_the_publish_append(postgres, database, False))
+    _release(tiny_release, "pg3", pg_url)
+    assert (tiny_release.parent / "out" / "published" / "pg3" / "manifest.json").is_file()
+    with AuditStore(pg_url) as store:
+        assert [(s.record.release_id, s.record.outcome) for s in store.records()] == [("pg3", "published")]
 
 
 def test_the_query_log_is_append_only_on_postgres(pg_url: str) -> None:
