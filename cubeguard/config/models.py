@@ -183,7 +183,7 @@ class GateSpec(Frozen):
         default=None,
         ge=0,
         description="Attack every published cube as an intruder who knows the methods and their parameters would "
-        "(feasibility intervals, differencing, linking, averaging: `cubeguard attack`), and block the release if "
+        "(feasibility intervals, differencing, linking, averaging, means of published sums: `cubeguard attack`), and block the release if "
         "any cube has more small original cells (1s and 2s) recovered with certainty than this (0: none), or if "
         "an attack fails its self-test on the unprotected counts.",
     )
