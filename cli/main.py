@@ -356,6 +356,7 @@ def tables(
     from cubeguard.config import load_release
     from service.app import create_app
     from service.limits import limits_file
+    from service.listen import run_workers
     from service.memory import reuse_freed_memory
     from service.release_choice import forget_choice
 
@@ -379,7 +380,7 @@ def tables(
     os.environ["CUBEGUARD_TABLES_LIMITS"] = str(limits)
     if release_id:
         os.environ["CUBEGUARD_TABLES_RELEASE"] = release_id
-    uvicorn.run("service.main:app", host=host, port=port, workers=workers, log_level="warning", proxy_headers=False)
+    run_workers("service.main:app", host, port, workers)  # uvicorn.run's workers, with TCP_NODELAY (service.listen)
 
 
 def _renamed_from(ctx: typer.Context, old: str, new: str) -> None:
