@@ -367,7 +367,9 @@ def tables(
     forget_choice(limits)  # serve what this command names, not what a reload chose in an earlier run
     # A config, key store or audit problem stops here (exit 2). With one process this app is the
     # one served; with more, each worker builds its own and this one only checks (no crossings).
-    served = create_app(config.resolve(), release_id, overrides, precompute=workers == 1, limits=limits)
+    served = create_app(
+        config.resolve(), release_id, overrides, precompute=workers == 1, limits=limits, freeze=workers == 1
+    )
     _check_port(host, port)
     out.print(f"Flexible tables on http://{host}:{port}/ (API description: /openapi.json)")
     # The client is the socket's peer: uvicorn's proxy headers (which trust X-Forwarded-For from

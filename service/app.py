@@ -59,6 +59,7 @@ from cubeguard.tables.served import open_served
 from service.clients import client_of, networks
 from service.docs import GET_CUBES, GET_TABLE, POST_TABLE
 from service.limits import RateLimit
+from service.memory import settle
 from service.metrics import CONTENT_TYPE as METRICS_TYPE
 from service.metrics import Metrics
 from service.release_choice import FOLLOW_SECONDS, ReleaseChoice, choice_file, chosen_release
@@ -85,8 +86,10 @@ class Service:
         overrides: dict[str, Any] | None = None,
         precompute: bool = True,
         limits: Path | None = None,
+        freeze: bool = False,
     ) -> None:
         self.config = config
+        self._freeze = freeze
         self.overrides = overrides
         chosen = chosen_release(choice_file(limits)) if limits is not None else None
         # a worker started after a reload serves the release chosen then
@@ -110,6 +113,12 @@ class Service:
         self._bytes: OrderedDict[tuple[object, ...], tuple[int, bytes]] = OrderedDict()
         self._size = 0
         self.metrics = Metrics(lambda: self.engine)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Keep the served objects out of the garbage collector's full collections (a served app only)."""
+        if self._freeze:
+            settle()
 
     def reload(self, release_id: str | None) -> str:
         """Serve ``release_id`` (default: the newest published one); the old engine serves until then.
@@ -121,6 +130,7 @@ class Service:
             engine = _opened(open_served(self.config, release_id, self.overrides))
             self._generation = self.choice.choose(engine.release_id)
             self.engine = engine
+            self._settle()
         log.info("serving release %s", engine.release_id, extra={"release_id": engine.release_id})
         return engine.release_id
 
@@ -141,6 +151,7 @@ class Service:
         try:
             if generation > self._generation:
                 self.engine = _opened(open_served(self.config, release_id, self.overrides))
+                self._settle()
                 log.info("serving release %s (chosen by another worker)", release_id, extra={"release_id": release_id})
         except CubeguardError as exc:  # this worker keeps its release; the log says why
             log.error("cannot switch to release %s chosen by another worker: %s", release_id, exc)
@@ -283,17 +294,19 @@ def create_app(
     overrides: dict[str, Any] | None = None,
     precompute: bool = True,
     limits: Path | None = None,
+    freeze: bool = False,
 ) -> FastAPI:
     """The app serving ``config``'s release ``release_id`` (default: the newest published one).
 
     ``overrides`` change config keys (e.g. ``output.folder``) as ``cubeguard tables --set`` does;
     ``precompute`` starts tabulating the finest crossings in the background (the served app's job);
     ``limits`` is the rate limit's database, shared by every worker of a service (default: one of
-    this app's own, removed with it).
+    this app's own, removed with it); ``freeze`` keeps the opened release's objects out of the
+    garbage collector's full collections (:func:`service.memory.settle`; the served process only).
     """
     if json_requested():  # CUBEGUARD_LOG_FORMAT=json (cubeguard tables --log-json)
         log_json(logging.getLogger("service"))
-    service = Service(config, release_id, overrides, precompute, limits)
+    service = Service(config, release_id, overrides, precompute, limits, freeze)
     app = FastAPI(
         title="cubeguard flexible tables",
         description="Census tables on demand, protected on the fly with the release's cell key method.",

@@ -15,4 +15,5 @@ app = create_app(
     os.environ.get("CUBEGUARD_TABLES_RELEASE") or None,
     json.loads(os.environ.get("CUBEGUARD_TABLES_OVERRIDES") or "{}"),
     limits=Path(os.environ["CUBEGUARD_TABLES_LIMITS"]),  # the rate limit every worker shares
+    freeze=True,
 )
