@@ -81,6 +81,7 @@ class Crossings:
             used += cells
         self.cells = used
         self._tables: dict[frozenset[str], Entry] = {}
+        self._holding: dict[frozenset[str], list[Entry]] = {}  # per variable set: ready crossings holding it
         self._lock = threading.Lock()
         self.folder = folder
         self.loaded = 0  # crossings mapped from files written before, not tabulated
@@ -100,6 +101,7 @@ class Crossings:
             entry = entry or self._kept(combo, tabulate(list(combo)))
             with self._lock:
                 self._tables[_variables(combo)] = entry
+                self._holding.clear()
 
         with self._building(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix="crossings") as pool:
             list(pool.map(one, self.planned))
@@ -182,13 +184,20 @@ class Crossings:
         wanted = _variables(bds)
         if len(wanted) != len(bds):
             return None  # a variable twice: no crossing holds it twice
-        with self._lock:
-            holding = [e for key, e in self._tables.items() if wanted <= key]
-        for entry in sorted(holding, key=lambda e: e.cells):
+        for entry in self._holding_of(wanted):
             plan = plan_from(entry.breakdowns, bds, self.refines)
             if plan is not None:
                 return expanded(entry, plan, bds, names)
         return None
+
+    def _holding_of(self, wanted: frozenset[str]) -> list[Entry]:
+        """The ready crossings holding the variables ``wanted``, smallest first (kept until another is ready)."""
+        with self._lock:
+            found = self._holding.get(wanted)
+            if found is None:
+                found = sorted((e for key, e in self._tables.items() if wanted <= key), key=lambda e: e.cells)
+                self._holding[wanted] = found
+        return found
 
 
 #: One np.load at a time: its header is parsed with ast.literal_eval, which crashed with

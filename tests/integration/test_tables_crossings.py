@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cubeguard.cubes.hierarchy import Breakdown
 from cubeguard.cubes.margins import expand_all
 from cubeguard.tables.crossings import Crossings
 from cubeguard.tables.derive import Refinements
@@ -80,6 +81,26 @@ def test_a_table_with_a_variable_twice_is_not_summed_from_a_crossing(served: tup
     _, engine = served
     crossings = Crossings(engine.offered, 3, 10**9, Refinements())
     assert crossings.derive([engine.offered["AGE.L"], engine.offered["AGE.M"]]) is None
+
+
+def test_a_table_asked_before_its_crossing_is_ready_is_summed_from_it_after(served: tuple[Path, TableEngine]) -> None:  # noqa: F811
+    """The ready crossings holding a table's variables are looked up once per variable set, until another is ready."""
+    _, engine = served
+    crossings = Crossings(engine.offered, 2, 10**9, Refinements())
+    sex, geo = engine.offered["SEX"], engine.offered["GEO.1"]
+    assert crossings.derive([sex, geo]) is None  # nothing ready: remembered as no crossing
+    tabulated = []
+
+    def tabulate(bds: list[Breakdown]) -> dict[str, np.ndarray]:
+        tabulated.append([b.id for b in bds])
+        query = TableQuery(breakdowns=[b.id for b in bds], population=engine.spec.populations[0])
+        return dict(zip(("counts", "key_sums"), engine._tabulated(query, bds), strict=True))
+
+    crossings.build(tabulate, workers=1)
+    found = crossings.derive([sex, geo])
+    assert found is not None and tabulated
+    counts, _ = engine._full(TableQuery(breakdowns=["SEX", "GEO.1"]), [sex, geo])
+    np.testing.assert_array_equal(found["counts"], counts)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
