@@ -82,6 +82,7 @@ class Crossings:
         self.cells = used
         self._tables: dict[frozenset[str], Entry] = {}
         self._holding: dict[frozenset[str], list[Entry]] = {}  # per variable set: ready crossings holding it
+        self._with: dict[str, set[frozenset[str]]] = {}  # per variable: the ready crossings that cross it
         self._lock = threading.Lock()
         self.folder = folder
         self.loaded = 0  # crossings mapped from files written before, not tabulated
@@ -99,8 +100,11 @@ class Crossings:
             with self._lock:
                 self.loaded += entry is not None
             entry = entry or self._kept(combo, tabulate(list(combo)))
+            key = _variables(combo)
             with self._lock:
-                self._tables[_variables(combo)] = entry
+                self._tables[key] = entry
+                for variable in key:
+                    self._with.setdefault(variable, set()).add(key)
                 self._holding.clear()
 
         with self._building(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix="crossings") as pool:
@@ -195,7 +199,8 @@ class Crossings:
         with self._lock:
             found = self._holding.get(wanted)
             if found is None:
-                found = sorted((e for key, e in self._tables.items() if wanted <= key), key=lambda e: e.cells)
+                keys = set.intersection(*(self._with.get(v, set()) for v in wanted)) if wanted else set(self._tables)
+                found = sorted((self._tables[k] for k in keys), key=lambda e: (e.cells, [b.id for b in e.breakdowns]))
                 self._holding[wanted] = found
         return found
 

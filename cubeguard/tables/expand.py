@@ -29,22 +29,34 @@ def gather(source: npt.NDArray[N], axes: list[tuple[int, Ranges]]) -> npt.NDArra
     """The table whose axis ``d`` holds, for ``axes[d] = (source axis, (lo, hi))``, the sums over those ranges.
 
     Source axes not named in ``axes`` are summed whole. The axes are taken smallest result first
-    (summed-out and coarsened axes shrink the array before the margins grow it).
+    (summed-out and coarsened axes shrink the array before the margins grow it), and the axes are
+    put in the table's order before the first pass that grows it, where the copy is smallest.
     """
     signed = source.dtype == np.int64
     out = np.ascontiguousarray(source.view(np.uint64) if signed else source)
     steps: dict[int, Ranges] = {a: r for a, r in axes}
     for a in range(source.ndim):
         steps.setdefault(a, (np.zeros(1, dtype=np.int64), np.full(1, source.shape[a], dtype=np.int64)))
+    named = [a for a, _ in axes]
+    order = named + [a for a in range(source.ndim) if a not in named]
+    where = list(range(source.ndim))  # where[a]: the position of source axis a in ``out``
+    placed = order == where
     todo = set(steps)
     while todo:
-        a = min(todo, key=lambda x: (steps[x][0].size / out.shape[x], -x))
-        out = _along(out, a, steps[a])
+        a = min(todo, key=lambda x: (steps[x][0].size / out.shape[where[x]], -x))
+        if not placed and steps[a][0].size > out.shape[where[a]]:
+            out, where, placed = _in_order(out, order, where), [order.index(x) for x in range(source.ndim)], True
+        out = _along(out, where[a], steps[a])
         todo.remove(a)
-    named = [a for a, _ in axes]
-    out = np.ascontiguousarray(np.transpose(out, named + [a for a in range(source.ndim) if a not in named]))
+    if not placed:
+        out = _in_order(out, order, where)
     out = out.reshape(out.shape[: len(named)])
     return out.view(np.int64) if signed else out
+
+
+def _in_order(array: npt.NDArray[N], order: list[int], where: list[int]) -> npt.NDArray[N]:
+    """``array`` (source axis ``a`` at ``where[a]``) copied with its axes in ``order``."""
+    return np.ascontiguousarray(np.transpose(array, [where[a] for a in order]))
 
 
 def _along(array: npt.NDArray[N], axis: int, ranges: Ranges) -> npt.NDArray[N]:
