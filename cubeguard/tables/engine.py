@@ -39,6 +39,7 @@ from cubeguard.tables.expand import gather, margins
 from cubeguard.tables.households import Plan, SizeLink, check_identity, place, size_weights
 from cubeguard.tables.kernel import FILTERED, OUTSIDE, empty_uint8, tabulate
 from cubeguard.tables.keystore import KeyColumn, KeyStore, source_hash
+from cubeguard.tables.means import published_means
 from cubeguard.tables.query import TableQuery, TableRefused
 from cubeguard.tables.rules import area_problems, check_form, check_values
 from cubeguard.tables.values import tabulate_values, with_margins
@@ -265,10 +266,7 @@ class TableEngine:
             sums = magnitude.sums(cells["counts"], cells["sums"], cells["key_sums"], cells["nz_key_sums"], scale)
         else:
             sums = magnitude.perturb(magnitude_cells(_with_extremes(cells), scale))
-        sums = sums.reshape(published.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            means = np.where(published > 0, sums / np.maximum(published, 1), np.nan)
-        return np.asarray(np.round(means, self.spec.means[name].decimals), dtype=np.float64)
+        return published_means(sums.reshape(published.shape), published, self.spec.means[name].decimals)
 
     def _full(self, query: TableQuery, bds: list[Breakdown]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
         """Every cell, totals included: counts and exact key sums.
