@@ -96,14 +96,16 @@ def value_problem(counts: npt.NDArray[np.int64], bds: Sequence[Breakdown], spec:
             f"the table's population is {total:,}, below the minimum of {spec.min_population:,}; "
             "widen the filters or choose a larger population",
         )
-    interior = counts[np.ix_(*[b.bottom for b in bds])] if bds else np.asarray(counts).reshape(1)
-    average = total / interior.size
+    average = total / math.prod(len(b.bottom) for b in bds)  # per interior cell (one when nothing is crossed)
     if average < spec.min_average_cell_size:
         return TableRefused(
             "min_average_cell_size",
             f"the table averages {average:.1f} per cell, below the minimum of {spec.min_average_cell_size:g}; "
             "choose coarser levels or fewer breakdowns",
         )
+    if spec.max_small_cell_share >= 1.0:  # no share is above it: the interior is not gathered (a large copy)
+        return None
+    interior = counts[np.ix_(*[b.bottom for b in bds])] if bds else np.asarray(counts).reshape(1)
     small = float(np.mean((interior >= 1) & (interior <= spec.small_count)))
     if small > spec.max_small_cell_share:
         return TableRefused(
