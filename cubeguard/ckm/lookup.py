@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from cubeguard.ckm.keys import cell_key
 from cubeguard.ckm.ptable import PTable
 from cubeguard.errors import CubeguardError
 
@@ -64,26 +65,53 @@ def _lookup_kernel(
     the rows of the cell's count.
     """
     max_i = starts.shape[0] - 2
-    n_buckets = buckets.shape[1]
     for n in range(counts.shape[0]):
         count = counts[n]
         if count == 0:
             out[n] = zero_value
             continue
-        block = min(count, max_i)
-        key = keys[n]
-        row = buckets[block, int(key * n_buckets)]
-        if row < 0:
-            lo = starts[block]
-            hi = starts[block + 1] - 1  # the last bound is 1 > key: always an answer
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if upper[mid] > key:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            row = lo
-        out[n] = values[row]
+        out[n] = values[_row(min(count, max_i), keys[n], starts, upper, buckets)]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _row(block: int, key: float, starts: np.ndarray, upper: np.ndarray, buckets: np.ndarray) -> int:  # pragma: no cover
+    """The first row of count block ``block`` whose upper bound exceeds ``key``: from its bucket, or a binary search."""
+    row = buckets[block, int(key * buckets.shape[1])]
+    if row < 0:
+        lo = starts[block]
+        hi = starts[block + 1] - 1  # the last bound is 1 > key: always an answer
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if upper[mid] > key:
+                hi = mid
+            else:
+                lo = mid + 1
+        row = lo
+    return row
+
+
+@njit(nogil=True, cache=True)
+def _published_kernel(
+    counts: np.ndarray,  # (n,) int64
+    key_sums: np.ndarray,  # (n,) uint64 summed record-key numerators
+    scale: tuple[bool, np.uint64, float],  # KeyScale.compiled()
+    starts: np.ndarray,
+    upper: np.ndarray,
+    buckets: np.ndarray,
+    values: np.ndarray,  # (n_rows,) int64 noise
+    out: np.ndarray,  # (n,) int64 published counts
+) -> bool:  # pragma: no cover - compiled
+    """``count + noise`` of every cell, its cell key from its key sum; False at once on a negative count."""
+    max_i = starts.shape[0] - 2
+    for n in range(counts.shape[0]):
+        count = counts[n]
+        if count <= 0:
+            if count < 0:
+                return False
+            out[n] = 0
+            continue
+        out[n] = count + values[_row(min(count, max_i), cell_key(key_sums[n], scale), starts, upper, buckets)]
+    return True
 
 
 _INDEX: weakref.WeakKeyDictionary[PTable, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = (
@@ -143,6 +171,35 @@ def lookup_noise(counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable
             outside [0, 1).
     """
     return _run(counts, cell_keys, ptable, np.asarray(ptable.v), 0)
+
+
+def published_counts(
+    counts: npt.ArrayLike, key_sums: npt.ArrayLike, ptable: PTable, scale: tuple[bool, np.uint64, float]
+) -> npt.NDArray[np.int64]:
+    """``counts + lookup_noise(counts, cell keys of key_sums, ptable)`` in one pass, without the keys' array.
+
+    ``scale`` is :meth:`~cubeguard.ckm.keys.KeyScale.compiled`; the keys are those of
+    :meth:`~cubeguard.ckm.keys.KeyScale.cell_keys`, so every cell gets the very noise the separate
+    steps give (a flexible table's cells: the count, the keys, the lookup and the sum were four
+    passes and three arrays of the table's size).
+
+    Raises:
+        LookupInputError: shapes differ, or counts are negative or not integers.
+    """
+    c, k = np.asarray(counts), np.asarray(key_sums)
+    if c.shape != k.shape:
+        raise LookupInputError(f"counts have shape {c.shape} but key sums {k.shape}; pass one key sum per cell.")
+    if c.dtype.kind not in "iu":
+        raise LookupInputError(f"counts must be integers, not {c.dtype}; round or cast them first.")
+    starts, buckets = _index(ptable)
+    out = np.empty(c.size, dtype=np.int64)
+    flat_c = np.ascontiguousarray(c, dtype=np.int64).ravel()
+    flat_k = np.ascontiguousarray(k, dtype=np.uint64).ravel()
+    if not _published_kernel(
+        flat_c, flat_k, scale, starts, np.asarray(ptable.p_int_ub), buckets, np.asarray(ptable.v), out
+    ):
+        raise LookupInputError("counts must not be negative; check the tabulation.")
+    return out.reshape(c.shape)
 
 
 def lookup_rows(counts: npt.ArrayLike, cell_keys: npt.ArrayLike, ptable: PTable) -> npt.NDArray[np.int64]:

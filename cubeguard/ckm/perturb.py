@@ -13,7 +13,7 @@ import numpy.typing as npt
 import xarray as xr
 
 from cubeguard.ckm.keys import KeyScale
-from cubeguard.ckm.lookup import lookup_noise
+from cubeguard.ckm.lookup import lookup_noise, published_counts
 from cubeguard.ckm.ptable import PTable
 
 
@@ -36,7 +36,7 @@ def perturb_cells(
     counts: npt.NDArray[np.int64], key_sums: npt.NDArray[np.uint64], ptable: PTable, scale: KeyScale
 ) -> npt.NDArray[np.int64]:
     """Published counts of cells given as plain arrays (any shape): ``count + noise``, as :func:`perturb_cube`."""
-    return counts + _noise_block(counts, key_sums, ptable, scale)
+    return published_counts(counts, key_sums, ptable, scale.compiled())
 
 
 def perturb_cube(cube: xr.Dataset, ptable: PTable) -> xr.Dataset:
