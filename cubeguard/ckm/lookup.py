@@ -87,7 +87,7 @@ def _row(block: int, key: float, starts: np.ndarray, upper: np.ndarray, buckets:
             else:
                 lo = mid + 1
         row = lo
-    return row
+    return int(row)
 
 
 @njit(nogil=True, cache=True)
