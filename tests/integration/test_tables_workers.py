@@ -8,12 +8,15 @@ requests (a 1 MB query string, bytes that are no UTF-8, a broken body) must leav
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -127,3 +130,47 @@ def test_answers_on_a_kept_alive_connection_do_not_wait_for_a_delayed_ack(server
     fastest = min(took[1:]) * 1000
     print(f"GET /api/release on one connection: fastest {fastest:.1f} ms of 11")
     assert fastest < 40.0
+
+
+def _holders(port: int) -> Counter[int]:
+    """Per process: the established connections to ``port`` whose server end it holds (from /proc)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":  # local port, ESTABLISHED
+            inodes.add(f"socket:[{fields[9]}]")
+    held: Counter[int] = Counter()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        with contextlib.suppress(OSError):  # processes of other users, or gone meanwhile
+            held[int(fd_dir.parent.name)] += sum(os.readlink(fd) in inodes for fd in fd_dir.iterdir())
+    return +held
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a socket per worker (SO_REUSEPORT) is Linux's")
+def test_connections_opened_at_once_are_spread_over_both_workers(server: tuple[str, Path]) -> None:
+    """On one shared socket the worker that woke first took them all (20/0 or 19/1 in half the trials).
+
+    The kernel spreads connections over the workers' sockets by their addresses, so each of 20 gets
+    either worker with even odds: a worker holds fewer than 2 of 20 with probability 4e-5, so the
+    three bursts fail by chance once in 8,000 runs.
+    """
+    base, _ = server
+    port = int(base.rsplit(":", 1)[1])
+    for _ in range(3):
+        held = asyncio.run(_burst(port, 20))
+        print(f"20 connections opened at once, held per worker: {sorted(held.values())}")
+        assert sum(held.values()) == 20 and len(held) == 2 and min(held.values()) >= 2, held
+
+
+async def _burst(port: int, n: int) -> Counter[int]:
+    """Open ``n`` connections at once, ask each for the release, and count who holds them."""
+    connections = await asyncio.gather(*(asyncio.open_connection("127.0.0.1", port) for _ in range(n)))
+    try:
+        for _, writer in connections:
+            writer.write(b"GET /api/release HTTP/1.1\r\nHost: x\r\n\r\n")
+        for reader, _ in connections:  # accepted and answered by a worker
+            assert (await asyncio.wait_for(reader.readuntil(b"\r\n"), 30)).startswith(b"HTTP/1.1 200")
+        return _holders(port)
+    finally:
+        for _, writer in connections:
+            writer.close()

@@ -1,14 +1,16 @@
-"""The workers' listening socket: its connections are TCP with Nagle's algorithm off (service.listen)."""
+"""The workers' listening sockets: TCP with Nagle's algorithm off, one per worker on Linux (service.listen)."""
 
 from __future__ import annotations
 
 import asyncio
+import pickle
 import socket
 
 import pytest
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 
-from service.listen import tcp_listener
+from service.listen import WorkerListener, listen_in_worker, tcp_listener
 
 
 def _nodelay_of_accepted(listener: socket.socket) -> int:
@@ -56,3 +58,29 @@ def test_uvicorns_own_socket_is_what_the_fix_is_for(config: uvicorn.Config) -> N
     When uvicorn labels its socket TCP itself this test fails, and service.listen can go.
     """
     assert _nodelay_of_accepted(config.bind_socket()) == 0
+
+
+@pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="SO_REUSEPORT is Linux's and BSD's")
+def test_a_worker_listener_is_bound_where_it_is_unpickled() -> None:
+    # uvicorn pickles the sockets it hands its workers: the stand-in binds a socket of the worker's own
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    stand_in = WorkerListener("127.0.0.1", port, 64)
+    with pickle.loads(pickle.dumps(stand_in)) as first:
+        with pickle.loads(pickle.dumps(stand_in)) as second:
+            for listener in (first, second):  # both on the port at once
+                assert listener.getsockname() == ("127.0.0.1", port)
+                assert listener.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1
+                assert listener.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
+                assert listener.proto == socket.IPPROTO_TCP
+        assert _nodelay_of_accepted(first) != 0  # the second closed: its connections come to the first
+
+
+def test_a_worker_that_cannot_listen_ends_with_uvicorns_startup_failure() -> None:
+    with socket.socket() as taken:  # bound without SO_REUSEPORT: nobody else may listen there
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(SystemExit) as ended:
+            listen_in_worker("127.0.0.1", taken.getsockname()[1], 64)
+    assert ended.value.code == STARTUP_FAILURE  # uvicorn's parent stops instead of restarting it
