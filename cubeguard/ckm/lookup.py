@@ -65,29 +65,34 @@ def _lookup_kernel(
     the rows of the cell's count.
     """
     max_i = starts.shape[0] - 2
+    n_buckets = buckets.shape[1]
     for n in range(counts.shape[0]):
         count = counts[n]
         if count == 0:
             out[n] = zero_value
             continue
-        out[n] = values[_row(min(count, max_i), keys[n], starts, upper, buckets)]
+        block, key = min(count, max_i), keys[n]
+        row = buckets[block, int(key * n_buckets)]
+        if row < 0:  # rare: only this call passes arrays (see _search)
+            row = _search(starts[block], starts[block + 1] - 1, key, upper)
+        out[n] = values[row]
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _row(block: int, key: float, starts: np.ndarray, upper: np.ndarray, buckets: np.ndarray) -> int:  # pragma: no cover
-    """The first row of count block ``block`` whose upper bound exceeds ``key``: from its bucket, or a binary search."""
-    row = buckets[block, int(key * buckets.shape[1])]
-    if row < 0:
-        lo = starts[block]
-        hi = starts[block + 1] - 1  # the last bound is 1 > key: always an answer
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if upper[mid] > key:
-                hi = mid
-            else:
-                lo = mid + 1
-        row = lo
-    return int(row)
+@njit(nogil=True, cache=True)
+def _search(lo: int, hi: int, key: float, upper: np.ndarray) -> int:  # pragma: no cover - compiled
+    """The first row in ``lo..hi`` whose upper bound exceeds ``key`` (the last bound is 1 > key: always one).
+
+    Called only for the few buckets with a bound inside: numba counts a reference in and out of
+    every call that passes an array (atomic), and with the search written as such a call for every
+    cell the loops took 2.8 ms a table against 0.6 ms (300 new 4-way tables of the EU programme).
+    """
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if upper[mid] > key:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @njit(nogil=True, cache=True)
@@ -103,6 +108,7 @@ def _published_kernel(
 ) -> bool:  # pragma: no cover - compiled
     """``count + noise`` of every cell, its cell key from its key sum; False at once on a negative count."""
     max_i = starts.shape[0] - 2
+    n_buckets = buckets.shape[1]
     for n in range(counts.shape[0]):
         count = counts[n]
         if count <= 0:
@@ -110,7 +116,11 @@ def _published_kernel(
                 return False
             out[n] = 0
             continue
-        out[n] = count + values[_row(min(count, max_i), cell_key(key_sums[n], scale), starts, upper, buckets)]
+        block, key = min(count, max_i), cell_key(key_sums[n], scale)
+        row = buckets[block, int(key * n_buckets)]
+        if row < 0:
+            row = _search(starts[block], starts[block + 1] - 1, key, upper)
+        out[n] = count + values[row]
     return True
 
 
