@@ -572,6 +572,46 @@ def load(base: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
     return {"universe": {k: len(universe(variables, k, args.seed)) for k in args.kinds}, "phases": phases}
 
 
+# --- the machine's speed: the engine alone on the same tables, before and after the phases ------------
+
+
+def yardstick(config: Path, kind: str, seed: int, skip: int, n: int, mean: bool) -> dict[str, Any]:
+    """CPU ms per table of the engine alone (one thread, this process) on the first ``n`` cold tables.
+
+    This machine's speed changed by up to 2x within an hour (the same script: 7.3 and 16.5 ms a
+    table); timed right before and after the phases, on the tables the cold phase starts with, it
+    says how fast the machine was while they ran.
+    """
+    from cubeguard.tables.describe import describe_variables
+    from cubeguard.tables.formats import encode
+    from cubeguard.tables.query import TableQuery
+    from cubeguard.tables.served import open_served
+
+    engine = open_served(config)
+    engine.build_crossings()
+    tables = [t for t, _ in universe(describe_variables(engine), kind, seed)][skip : skip + n]
+    started = time.process_time()
+    for t in tables:
+        with_mean = mean and not any(b.startswith("AGE") for b in t)
+        encode(engine.answer(TableQuery(breakdowns=list(t), mean="age" if with_mean else None)), "json")
+    return {"tables": len(tables), "cpu_ms_per_table": round((time.process_time() - started) / len(tables) * 1000, 2)}
+
+
+def run_yardstick(args: argparse.Namespace, when: str) -> dict[str, Any] | None:
+    """:func:`yardstick` in a process of its own (its memory is gone after), or None if it failed."""
+    cmd = [sys.executable, __file__, "--yardstick-only", "--persons", str(args.persons), "--seed", str(args.seed),
+           "--solo", str(args.solo), "--yardstick", str(args.yardstick), "--kinds", args.kinds[0]]  # fmt: skip
+    if args.mean:
+        cmd.append("--mean")
+    done = subprocess.run(cmd, cwd=ROOT, env=ckm_env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        return None
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"yardstick ({when}): engine alone {found['cpu_ms_per_table']} ms a table", flush=True)
+    return found
+
+
 # --- 4. where the time goes (in-process, server stopped) --------------------------------------------
 
 
@@ -679,6 +719,20 @@ def _client_text(args: dict[str, Any]) -> str:
     return "HTTP/1.1 on asyncio streams, `RawClient`"
 
 
+def _yardstick_text(sticks: dict[str, Any], a: dict[str, Any]) -> list[str]:
+    """The machine's speed as the engine alone showed it before and after the phases (results from before: none)."""
+    before, after = sticks.get("before"), sticks.get("after")
+    if not before or not after:
+        return []
+    return [
+        "",
+        f"Machine speed (the yardstick, `--yardstick`): the engine alone, one thread in a separate process, answered "
+        f"the first {before['tables']} tables of the cold phase{' (with the mean where asked)' if a.get('mean') else ''} "
+        f"in {before['cpu_ms_per_table']} ms of CPU a table before the phases and {after['cpu_ms_per_table']} ms after; "
+        "this machine's speed varies by up to 2x within an hour, so runs compare only with the yardstick beside them.",
+    ]
+
+
 def markdown(p: dict[str, Any]) -> str:
     m, a = p["machine"], p["args"]
     rel = p.get("release") or {}
@@ -700,6 +754,7 @@ def markdown(p: dict[str, Any]) -> str:
         f"(tables.precompute_cells) tabulated after {p['server'].get('crossings_seconds', '-')} s, before the phases; "
         f"server peak RSS (VmHWM) {p['server']['vm_hwm_mb']} MB, "
         f"CPU {p['server']['cpu_seconds']} s over the run.",
+        *_yardstick_text(p.get("yardstick") or {}, a),
         "",
         "Phases: **solo** one client, the first tables of the order (service time of a cold table, no queueing); "
         "**cold** all clients, each query a table never asked before (summed from a crossing or tabulated, margins, noise, rules) until the "
@@ -807,12 +862,19 @@ def main() -> None:
     ap.add_argument("--notes", default="", help="Text for the Notes section of the markdown.")
     ap.add_argument("--render", action="store_true", help="Only rewrite the .md (and notes) from the .json.")
     ap.add_argument("--stages-only", action="store_true", help=argparse.SUPPRESS)  # internal: step 4, JSON out
+    ap.add_argument("--yardstick", type=int, default=100, help="Cold tables the engine alone answers before and "
+                    "after the phases, as a measure of the machine's speed (0: none).")  # fmt: skip
+    ap.add_argument("--yardstick-only", action="store_true", help=argparse.SUPPRESS)  # internal: JSON out
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     if args.render:
         write(json.loads((args.results_dir / f"{args.name}.json").read_text()), args)
         return
     config = config_path(args.persons)
+    if args.yardstick_only:
+        os.environ.update({k: v for k, v in ckm_env().items() if k.startswith("CUBEGUARD_CKM")})
+        print(json.dumps(yardstick(config, args.kinds[0], args.seed, args.solo, args.yardstick, args.mean)))
+        return
     if args.stages_only:
         os.environ.update({k: v for k, v in ckm_env().items() if k.startswith("CUBEGUARD_CKM")})
         print(json.dumps(stages(config, args.kinds, args.seed, args.pool, args.stage_sample)))
@@ -846,7 +908,9 @@ def main() -> None:
         print(f"service answering after {startup:.1f} s (pid {proc.pid})", flush=True)
         crossings, precomputed = wait_precomputed(f"http://127.0.0.1:{port}", time.perf_counter() - startup)
         print(f"{crossings} finest crossings tabulated after {precomputed:.1f} s", flush=True)
+        sticks = {"before": run_yardstick(args, "before") if args.yardstick else None}
         loaded = load(f"http://127.0.0.1:{port}", proc.pid, args)
+        sticks["after"] = run_yardstick(args, "after") if args.yardstick else None
         srv = {
             "command": f"cubeguard tables {config.relative_to(ROOT)} --port {port}"
             + (f" --workers {args.workers}" if args.workers > 1 else ""),
@@ -869,6 +933,7 @@ def main() -> None:
         "server": srv,
         "load": loaded,
         "stages": profiled,
+        "yardstick": sticks,
     }
     write(payload, args)
 
