@@ -62,6 +62,7 @@ class Answer:
         withheld: per area withheld by a ``per_area`` query, its position on the first axis and the
             rule it broke; its cells hold 0 here (their published values never leave the engine)
             and are written as missing.
+        mean_decimals: the decimals ``mean`` is rounded to (the mean's ``decimals``).
     """
 
     query: TableQuery
@@ -70,6 +71,7 @@ class Answer:
     mean: npt.NDArray[np.float64] | None
     attrs: dict[str, object]
     withheld: tuple[tuple[int, str], ...] = ()
+    mean_decimals: int | None = None
 
     @functools.cached_property
     def table(self) -> xr.Dataset:
@@ -214,7 +216,8 @@ class TableEngine:
             "unit": self.release.config.populations[query.population].unit,
         }
         mean = self._mean(str(query.mean), cells, published) if cells is not None else None
-        return Answer(query, tuple(bds), published, mean, attrs)
+        decimals = self.spec.means[str(query.mean)].decimals if mean is not None else None
+        return Answer(query, tuple(bds), published, mean, attrs, mean_decimals=decimals)
 
     def _values(self, query: TableQuery, bds: list[Breakdown]) -> dict[str, npt.NDArray[Any]]:
         """Every cell's count, key sums, sum, extremes and top contributions of the mean's column.

@@ -29,6 +29,7 @@ from cubeguard.sdmx.csv import header_line, sdmx_rows
 from cubeguard.sdmx.layout import breakdown_codes, cube_layout
 from cubeguard.sdmx.spec import SdmxSpec
 from cubeguard.tables.engine import Answer
+from cubeguard.tables.json_means import means_json
 from cubeguard.tables.query import TableRefused
 
 MEDIA = {
@@ -153,9 +154,11 @@ def json_stat(answer: Answer) -> dict[str, Any]:
     if withheld is not None:
         extension["withheld"] = _withheld_note(answer)
     if answer.mean is not None:
-        means = answer.mean.ravel()
-        # orjson writes a float array as it is, NaN (no published count) as null: 1 ms, not 16, for 35,000 cells
-        extension["mean"] = {"of": answer.query.mean, "value": np.ascontiguousarray(means, dtype=np.float64)}
+        means = np.ascontiguousarray(answer.mean.ravel(), dtype=np.float64)
+        # the JSON orjson writes, without the GIL (json_means); else orjson writes the float array as it is,
+        # NaN (no published count) as null: 1 ms, not 16, for 35,000 cells
+        written = means_json(means, answer.mean_decimals) if answer.mean_decimals is not None else None
+        extension["mean"] = {"of": answer.query.mean, "value": means if written is None else orjson.Fragment(written)}
     return {
         "version": "2.0",
         "class": "dataset",
