@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from cli.main import app
-from cubeguard.audit.queries import QueryLog
+from cubeguard.audit.errors import AuditStoreError
+from cubeguard.audit.queries import TABLE, QueryLog
 from cubeguard.cubes.store import open_cube
 from cubeguard.errors import CubeguardError
 from cubeguard.pipeline.auditing import audit_url_of
@@ -278,6 +279,29 @@ def test_concurrent_queries_are_each_logged_once_in_groups(tmp_path: Path) -> No
     rows = log.rows()
     assert sorted(r.query["k"] for r in rows) == list(range(400))
     assert [r.seq for r in rows] == list(range(1, 401))
+
+
+def test_a_group_is_one_transaction_and_a_failed_one_is_an_audit_store_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The writer inserts through the driver's connection, outside SQLAlchemy's transactions: a group
+    # must still commit whole or not at all, and a driver's error must reach every caller of the group.
+    log = QueryLog(f"sqlite:///{tmp_path / 'log.sqlite'}")
+    row = {"at": "2026-11-29T00:00:00+00:00", "client": "c", "release_id": "r", "query": "{}", "outcome": "answered",
+           "rule": None, "cells": 1}  # fmt: skip
+    error = log._insert([row, {**row, "at": None}])  # the second row breaks NOT NULL
+    assert isinstance(error, AuditStoreError) and "NOT NULL" in str(error)
+    assert log.rows() == []  # the first row was not committed on its own
+    monkeypatch.setattr(log, "_insert_sql", log._insert_sql.replace(TABLE, "no_such_table"))
+    with pytest.raises(AuditStoreError, match=r"a query could not be logged in .*no such table: no_such_table"):
+        log.append("c", "r", {"k": 1}, "answered", None, 1)
+    monkeypatch.undo()
+    monkeypatch.setattr(log, "_insert", lambda rows: 1 / 0)  # not the database's error: the writer must live on
+    with pytest.raises(AuditStoreError, match=r"a query could not be logged in .*division by zero"):
+        log.append("c", "r", {"k": 1}, "answered", None, 1)
+    monkeypatch.undo()
+    log.append("c", "r", {"k": 2}, "answered", None, 2)  # the writer goes on after failed groups
+    assert [r.query for r in log.rows()] == [{"k": 2}]
 
 
 def test_a_json_answer_holds_no_more_memory_than_its_length(client: TestClient) -> None:
