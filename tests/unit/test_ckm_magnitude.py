@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from cubeguard.ckm.magnitude import (
@@ -24,7 +26,7 @@ from cubeguard.ckm.magnitude import (
     stored_counts,
     top_contributions,
 )
-from cubeguard.ckm.magnitude._rnum import r_as_character, r_strtod, r_sum
+from cubeguard.ckm.magnitude._rnum import _accumulated, _digits_value, r_as_character, r_strtod, r_sum
 from cubeguard.ckm.magnitude.lookup import UNDEFINED
 
 
@@ -62,6 +64,16 @@ def test_r_strtod_is_not_correctly_rounded_like_r() -> None:
     assert r_strtod("0.5") == 0.5
     assert np.isnan(r_strtod("1.-0623e"))
     assert r_strtod("1.e-0623") == 0.0
+
+
+@given(st.text(alphabet="0123456789", min_size=1, max_size=24))
+def test_r_strtod_digits_equal_rs_digit_loop(digits: str) -> None:
+    # up to 19 digits the value is formed in one step; R's loop is exact there, so both agree to the bit
+    # (a mantissa of double's 53 bits instead of x87's 64 would differ from 16 digits on)
+    fast, loop = _digits_value(digits), _accumulated(digits)
+    assert fast.tobytes() == loop.tobytes()
+    if len(digits) <= 19:
+        assert int(fast) == int(digits)
 
 
 def test_r_as_character_uses_15_digits_and_r_notation() -> None:

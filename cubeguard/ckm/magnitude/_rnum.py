@@ -69,9 +69,7 @@ def r_strtod(text: str) -> float:
     if match is None or not (match.group(1) or match.group(2)):
         return float("nan")
     whole, frac, sign, power = match.group(1), match.group(2) or "", match.group(3), match.group(4)
-    ans = np.longdouble(0.0)
-    for char in whole + frac:
-        ans = np.longdouble(10.0) * ans + np.longdouble(int(char))
+    ans = _digits_value(whole + frac)
     exponent = 0
     for char in power or "":  # R: MAX_EXPONENT_PREFIX, later digits are read but not used
         exponent = exponent * 10 + int(char) if exponent < 9999 else exponent
@@ -82,6 +80,26 @@ def r_strtod(text: str) -> float:
             ans /= np.longdouble(10.0)
         expn += ndigits
     return float(_scaled(ans, expn))
+
+
+def _digits_value(digits: str) -> np.longdouble:
+    """``R_strtod``'s running ``10 * ans + digit`` over ``digits``, in long double.
+
+    Below 10^19 (< 2^64) every step is exact, so the value is the integer itself, formed exactly
+    from two 32-bit halves (a key's string has at most 16 digits; 16 us a key in the loop, 2 here).
+    """
+    if len(digits) <= 19:
+        high, low = divmod(int(digits), 2**32)
+        return np.longdouble(high) * np.longdouble(2**32) + np.longdouble(low)
+    return _accumulated(digits)
+
+
+def _accumulated(digits: str) -> np.longdouble:
+    """``R_strtod``'s digit loop as written: each step rounds once more digits pass 2^64."""
+    ans = np.longdouble(0.0)
+    for char in digits:
+        ans = np.longdouble(10.0) * ans + np.longdouble(int(char))
+    return ans
 
 
 def _scaled(ans: np.longdouble, expn: int) -> np.longdouble:
