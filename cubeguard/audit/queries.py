@@ -11,8 +11,9 @@ Appends are committed in groups: concurrent callers hand their rows to one write
 inserts whatever has queued up in one transaction and then releases them, so each caller returns
 only once its row is committed, at the cost of one commit per group rather than per query. The
 writer inserts through the driver's own connection (``executemany`` of an INSERT compiled once):
-SQLAlchemy's statement path ran about as much Python per commit as a table's answer does outside
-the engine, while the tables compute in other threads that need the GIL too.
+SQLAlchemy's statement path is mostly Python, which holds the GIL the tables computing in other
+threads need; served in one process, the server's CPU fell by 0.08 to 0.45 ms a table (two runs
+of 400 new mean tables, alternating).
 """
 
 from __future__ import annotations
