@@ -86,7 +86,8 @@ def _digits_value(digits: str) -> np.longdouble:
     """``R_strtod``'s running ``10 * ans + digit`` over ``digits``, in long double.
 
     Below 10^19 (< 2^64) every step is exact, so the value is the integer itself, formed exactly
-    from two 32-bit halves (a key's string has at most 16 digits; 16 us a key in the loop, 2 here).
+    from two 32-bit halves (a key's string has at most 16 digits; a key through the whole reference
+    took 18.3 us with the loop, 6.5 us with this).
     """
     if len(digits) <= 19:
         high, low = divmod(int(digits), 2**32)
