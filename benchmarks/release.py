@@ -227,6 +227,10 @@ def small(runs: int) -> list[dict[str, Any]]:
     return [timed_release(SMALL, folder, None) for _ in range(runs)]
 
 
+def _step_cell(step: dict[str, Any]) -> str:
+    return f"{step['seconds']:.1f} / {step['cpu_seconds']:.1f} / {step['peak_rss_mb']:,.0f}"
+
+
 def markdown(payload: dict[str, Any]) -> str:
     m = payload["machine"]
     lines = [
@@ -255,11 +259,13 @@ def markdown(payload: dict[str, Any]) -> str:
             f"{'; '.join(verdict) or '-'} | {run['before_first_step_seconds']} | {run['synthetic_census_seconds']} | {run.get('commit', '-')} |"
         )
     lines += ["", "Per step (wall s / CPU s of the release process / peak RSS MB of the tree):", ""]
-    names = [r["step"] for r in next(iter(payload["programme"].values()))["steps"]]
+    runs = sorted(payload["programme"].values(), key=lambda run: -len(run["steps"]))  # the most steps first
+    names = list(dict.fromkeys(r["step"] for run in runs for r in run["steps"]))
     lines.append("| persons | " + " | ".join(names) + " |")
     lines.append("| ---: |" + " ---: |" * len(names))
     for persons, run in payload["programme"].items():
-        cells = [f"{r['seconds']:.1f} / {r['cpu_seconds']:.1f} / {r['peak_rss_mb']:,.0f}" for r in run["steps"]]
+        by_step = {r["step"]: r for r in run["steps"]}  # a step the run's commit did not have: "-"
+        cells = [_step_cell(by_step[name]) if name in by_step else "-" for name in names]
         lines.append(f"| {int(persons):,} | " + " | ".join(cells) + " |")
     sizes = sorted(payload["programme"], key=int)
     if len(sizes) > 1:

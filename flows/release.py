@@ -31,31 +31,38 @@ from cubeguard.release.steps import Earlier, FannedStep, Started, Step
 from tasks.artifact import summary_artifact
 from tasks.audit import audit_run, reconcile_audit
 from tasks.progress import report
-from tasks.release import finish_step, prepare_input, run_item, run_step, start_step
+from tasks.release import Sealed, finish_step, prepare_input, run_item, run_step, start_step
 from tasks.secrets import read_prefect_secret
 
 T = TypeVar("T")
 
 
 class TaskRunner:
-    """Runs the release table's steps as Prefect tasks named after the steps."""
+    """Runs the release table's steps as Prefect tasks named after the steps.
+
+    The run spec goes to each task :class:`~tasks.release.Sealed`: it carries the release's plan
+    (the config of every cube), which Prefect would otherwise walk field by field twice per task
+    run, looking for futures it cannot hold.
+    """
 
     def whole(self, step: Step, spec: RunSpec, earlier: Earlier) -> StepResult:
         """One task for the whole step."""
-        return run_step.with_options(name=step.name)(spec, step.name, earlier)
+        return run_step.with_options(name=step.name)(Sealed(spec), step.name, earlier)
 
     def start(self, step: FannedStep, spec: RunSpec, earlier: Earlier) -> Started:
         """The step's start task."""
-        return start_step.with_options(name=f"{step.name}-start")(spec, step.name, earlier)
+        return start_step.with_options(name=f"{step.name}-start")(Sealed(spec), step.name, earlier)
 
     def map(self, step: FannedStep, spec: RunSpec, items: Sequence[Any]) -> Iterable[Any]:
         """One task per item, submitted at once to the flow's task runner."""
-        futures = run_item.with_options(name=f"{step.name}-item").map(unmapped(spec), unmapped(step.name), list(items))
+        futures = run_item.with_options(name=f"{step.name}-item").map(
+            unmapped(Sealed(spec)), unmapped(step.name), list(items)
+        )
         return (future.result() for future in futures)
 
     def finish(self, step: FannedStep, spec: RunSpec, pieces: list[Any], earlier: Earlier) -> StepResult:
         """The step's finish task."""
-        return finish_step.with_options(name=f"{step.name}-finish")(spec, step.name, pieces, earlier)
+        return finish_step.with_options(name=f"{step.name}-finish")(Sealed(spec), step.name, pieces, earlier)
 
 
 @flow(name="cubeguard-release", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=os.cpu_count() or 2))
@@ -99,7 +106,7 @@ def release_flow(
     with release_lock(release.config.output.folder):
         reconcile_audit(spec)
         try:
-            spec, results["prepare"] = prepare_input(spec)
+            spec, results["prepare"] = prepare_input(Sealed(spec))
             log.info(f"release id {spec.release_id}")
             walk(spec, TaskRunner(), results, progress=report, log=lambda line, fields: log.info(line, extra=fields))
         except ReleaseBlocked as exc:
