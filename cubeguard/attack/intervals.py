@@ -89,27 +89,38 @@ def _abn(array: IntArray, k: int) -> IntArray:
 
 @njit(nogil=True, cache=True)
 def _axis(lo, hi, parents, ptr, kids):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """One sweep of every relation along the middle axis of ``(A, n, B)`` views; returns the bounds changed."""
+    """One sweep of every relation along the middle axis of ``(A, n, B)`` views; returns the bounds changed.
+
+    Each ``(a, b)`` line is a system of its own, its relations taken in order; the sweep takes a
+    relation for every ``b`` at once, so that the innermost loop reads memory in order (the lines do
+    not interact, so the result is the same as line by line).
+    """
     changed = 0
+    width = lo.shape[2]
+    slo = np.empty(width, dtype=lo.dtype)
+    shi = np.empty(width, dtype=lo.dtype)
     for a in range(lo.shape[0]):
-        for b in range(lo.shape[2]):
-            for r in range(parents.size):
-                p = parents[r]
-                slo = 0
-                shi = 0
-                for k in range(ptr[r], ptr[r + 1]):
-                    slo += lo[a, kids[k], b]
-                    shi += hi[a, kids[k], b]
-                plo = max(lo[a, p, b], slo)
-                phi = min(hi[a, p, b], shi)
+        for r in range(parents.size):
+            p = parents[r]
+            slo[:] = 0
+            shi[:] = 0
+            for k in range(ptr[r], ptr[r + 1]):
+                c = kids[k]
+                for b in range(width):
+                    slo[b] += lo[a, c, b]
+                    shi[b] += hi[a, c, b]
+            for b in range(width):
+                plo = max(lo[a, p, b], slo[b])
+                phi = min(hi[a, p, b], shi[b])
                 if plo != lo[a, p, b] or phi != hi[a, p, b]:
                     lo[a, p, b] = plo
                     hi[a, p, b] = phi
                     changed += 1
-                for k in range(ptr[r], ptr[r + 1]):
-                    c = kids[k]
-                    clo = max(lo[a, c, b], plo - (shi - hi[a, c, b]))
-                    chi = min(hi[a, c, b], phi - (slo - lo[a, c, b]))
+            for k in range(ptr[r], ptr[r + 1]):
+                c = kids[k]
+                for b in range(width):
+                    clo = max(lo[a, c, b], lo[a, p, b] - (shi[b] - hi[a, c, b]))
+                    chi = min(hi[a, c, b], hi[a, p, b] - (slo[b] - lo[a, c, b]))
                     if clo != lo[a, c, b] or chi != hi[a, c, b]:
                         lo[a, c, b] = clo
                         hi[a, c, b] = chi
